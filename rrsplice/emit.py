@@ -1,0 +1,61 @@
+"""The faithful emitter: apply span edits to a module's original bytes.
+
+Untouched text is never re-printed, so `emit(parse(x)) == x` byte for byte, whatever the
+comments, tabs, CRLF or missing final newline. Edits are (start, end, replacement) on
+*byte* offsets of the original file; they must not overlap.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from .errors import RRSpliceError
+from .model import Module
+
+
+@dataclass(frozen=True, order=True)
+class Edit:
+    """Replace original bytes [start, end) with `text` (an insertion when start == end)."""
+    start: int
+    end: int
+    text: bytes
+    why: str = ""
+
+
+def emit(module: Module, edits: list[Edit] | tuple = ()) -> bytes:
+    """The module's bytes with `edits` applied (the original bytes when there are none)."""
+    if not edits:
+        return module.data
+    ordered = sorted(edits, key=lambda e: (e.start, e.end))
+    out = []
+    pos = 0
+    for e in ordered:
+        if e.start < pos:
+            raise RRSpliceError(f"overlapping edits at byte {e.start}: {e.why or 'edit'}")
+        if e.end < e.start or e.end > len(module.data):
+            raise RRSpliceError(f"edit out of range: [{e.start}, {e.end})")
+        out.append(module.data[pos:e.start])
+        out.append(e.text)
+        pos = e.end
+    out.append(module.data[pos:])
+    return b"".join(out)
+
+
+def line_byte_offsets(data: bytes) -> list[int]:
+    """Byte offset of the start of each physical line; index 0 is line 1, and one extra
+    entry at the end marks end of file (so lines L1..L2 are data[off[L1-1]:off[L2]])."""
+    offs = [0]
+    find = data.find
+    pos = find(b"\n")
+    while pos >= 0:
+        offs.append(pos + 1)
+        pos = find(b"\n", pos + 1)
+    if offs[-1] != len(data):
+        offs.append(len(data))
+    return offs
+
+
+def newline_of(data: bytes) -> bytes:
+    """The file's line ending: CRLF if its first line ends so, else LF."""
+    first = data.find(b"\n")
+    return b"\r\n" if first > 0 and data[first - 1:first] == b"\r" else b"\n"

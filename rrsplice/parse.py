@@ -1,0 +1,378 @@
+"""Lark front end: PTX text -> Module.
+
+The LALR parser runs with the transformer passed to its constructor, so no parse tree is
+built; instruction operands are parsed per instruction by rrsplice.operands with the
+block scopes known (so block-scoped `.reg` names without `%` resolve to registers).
+"""
+
+from __future__ import annotations
+
+import gc
+import os
+from pathlib import Path
+from typing import Union
+
+from lark import Lark, Token, Transformer
+from lark.exceptions import UnexpectedCharacters, UnexpectedEOF, UnexpectedInput, UnexpectedToken
+
+from .errors import ParseError
+from .model import Block, Decl, Function, Module, Param, Statement
+from .operands import OperandSyntaxError, parse_instruction
+
+_GRAMMAR = Path(__file__).with_name("grammar") / "ptx.lark"
+
+_TERMINAL_NAMES = {
+    "FUNC_KIND": "'.entry' or '.func'", "HEADER": "'.version'/'.target'/'.address_size'",
+    "DOTWORD": "directive", "NAME": "identifier", "INT": "integer", "SEMI": "';'",
+    "LBRACE": "'{'", "RBRACE": "'}'", "INSTRUCTION": "instruction", "LABEL": "label",
+    "LPAR": "'('", "RPAR": "')'", "COMMA": "','", "LESSTHAN": "'<'", "MORETHAN": "'>'",
+    "LSQB": "'['", "RSQB": "']'", "INIT": "'= initializer'", "LOC": "'.loc'",
+    "PRAGMA": "'.pragma'", "SECTION": "'.section'", "FILE_DIR": "'.file'", "$END": "end of file",
+}
+
+
+class _Build(Transformer):
+    """Callbacks that build model objects while the LALR parser reduces."""
+
+    def header(self, c):
+        tok = c[0]
+        text = str(tok).split("//", 1)[0].strip()
+        name, _, value = text.partition(" ")
+        return ("header", name, value.strip(), tok)
+
+    def file_dir(self, c):
+        return ("file", str(c[0]), c[0])
+
+    def section(self, c):
+        return ("section", str(c[0]), c[0])
+
+    def pragma(self, c):
+        return ("pragma", str(c[0]), c[0])
+
+    def attr(self, c):
+        return (str(c[0]), int(str(c[1]).rstrip("U"), 0) if len(c) > 1 else None, c[0])
+
+    def range(self, c):
+        return ("range", int(str(c[0])))
+
+    def dims(self, c):
+        return ("dims", int(str(c[0]).rstrip("U"), 0) if c else None)
+
+    def var_item(self, c):
+        name = str(c[0])
+        count = None
+        dims = []
+        init = None
+        for x in c[1:]:
+            if isinstance(x, Token):  # INIT
+                init = str(x)[1:].strip()
+            elif x[0] == "range":
+                count = x[1]
+            else:
+                dims.append(x[1])
+        return (name, count, tuple(dims), init, c[0])
+
+    def decl(self, c):
+        attrs = [x for x in c if isinstance(x, tuple) and len(x) == 3]
+        items = [x for x in c if isinstance(x, tuple) and len(x) == 5]
+        semi = c[-1]
+        space, typ, align, vector, texts = _classify_attrs(attrs)
+        first = attrs[0][2]
+        out = []
+        for name, count, dims, init, tok in items:
+            out.append(Decl(space=space, type=typ, name=name, attrs=texts, align=align,
+                            vector=vector, count=count, dims=dims, init=init, line=first.line,
+                            start=first.start_pos, end=semi.end_pos))
+        return ("decl", out)
+
+    def param(self, c):
+        attrs = [x for x in c if isinstance(x, tuple) and len(x) == 3]
+        name_tok = next(x for x in c if isinstance(x, Token))
+        dims = tuple(x[1] for x in c if isinstance(x, tuple) and len(x) == 2)
+        space, typ, align, _vector, texts = _classify_attrs(attrs)
+        return Param(name=str(name_tok), attrs=texts, space=space, type=typ, align=align,
+                     dims=dims, line=attrs[0][2].line)
+
+    def param_list(self, c):
+        return list(c)
+
+    def params(self, c):
+        return ("params", c[0] if c else [])
+
+    def ret_params(self, c):
+        return ("ret_params", c[0] if c else [])
+
+    def perf_args(self, c):
+        return tuple(int(str(x).rstrip("U"), 0) for x in c)
+
+    def perf(self, c):
+        tok = c[0]
+        if tok.type == "PRAGMA":
+            return ("perf", ".pragma", str(tok)[len(".pragma"):].strip().rstrip(";").strip(), tok)
+        return ("perf", str(tok), c[1] if len(c) > 1 else (), tok)
+
+    def body(self, c):
+        lbrace, rbrace = c[0], c[-1]
+        blk = Block(start=lbrace.start_pos, end=rbrace.end_pos, line=lbrace.line,
+                    end_line=rbrace.end_line)
+        items = blk.items
+        for x in c[1:-1]:
+            if isinstance(x, Token):
+                t = x.type
+                if t == "INSTRUCTION":
+                    items.append(Statement(is_label=False, start=x.start_pos, end=x.end_pos,
+                                           line=x.line, end_line=x.end_line, column=x.column,
+                                           text=str(x)))
+                elif t == "LABEL":
+                    items.append(Statement(is_label=True, start=x.start_pos, end=x.end_pos,
+                                           line=x.line, end_line=x.end_line, column=x.column,
+                                           text=str(x), label=str(x).rstrip(":").rstrip()))
+                # LOC / PRAGMA inside a body are directives, not statements
+            elif isinstance(x, Block):
+                x.parent = blk
+                items.append(x)
+            elif x[0] == "decl":
+                blk.decls.extend(x[1])
+                items.extend(x[1])
+        return blk
+
+    def function(self, c):
+        attrs = [x for x in c if isinstance(x, tuple) and len(x) == 3 and isinstance(x[2], Token)
+                 and x[2].type == "DOTWORD"]
+        kind_tok = next(x for x in c if isinstance(x, Token) and x.type == "FUNC_KIND")
+        name_tok = next(x for x in c if isinstance(x, Token) and x.type == "NAME")
+        params, ret_params, perf = [], [], []
+        body = None
+        end_tok = None
+        for x in c:
+            if isinstance(x, Block):
+                body = x
+            elif isinstance(x, Token) and x.type == "SEMI":
+                end_tok = x
+            elif isinstance(x, tuple) and x[0] == "params":
+                params = x[1]
+            elif isinstance(x, tuple) and x[0] == "ret_params":
+                ret_params = x[1]
+            elif isinstance(x, tuple) and x[0] == "perf":
+                perf.append((x[1], x[2]))
+        first = attrs[0][2] if attrs else kind_tok
+        if body is not None:
+            end, end_line = body.end, body.end_line
+        else:
+            end, end_line = end_tok.end_pos, end_tok.end_line
+        fn = Function(kind=str(kind_tok), name=str(name_tok), linkage=tuple(a[0] for a in attrs),
+                      params=params, ret_params=ret_params, perf=perf, body=body, statements=[],
+                      start=first.start_pos, end=end, line=first.line, end_line=end_line)
+        return ("function", fn)
+
+    def start(self, c):
+        return list(c)
+
+
+def _classify_attrs(attrs):
+    """Split `.shared .align 16 .b8` into (space, type, align, vector, texts)."""
+    spaces = {".reg", ".sreg", ".const", ".global", ".local", ".param", ".shared", ".tex",
+              ".surfref", ".texref", ".samplerref"}
+    space = typ = vector = None
+    align = None
+    texts = []
+    for word, num, _tok in attrs:
+        texts.append(word if num is None else f"{word} {num}")
+        if word in spaces:
+            space = word
+        elif word == ".align":
+            align = num
+        elif word in (".v2", ".v4", ".v8"):
+            vector = word
+        elif word[1:2] in ("b", "u", "s", "f", "p") and (word[2:].isdigit() or word == ".pred"
+                                                           or word[2:] in ("16x2", "32x2")):
+            typ = word
+    return space, typ, align, vector, tuple(texts)
+
+
+_parser = None
+
+
+def _lark() -> Lark:
+    global _parser
+    if _parser is None:
+        _parser = Lark(_GRAMMAR.read_text(), parser="lalr", lexer="contextual",
+                       transformer=_Build(), cache=True, maybe_placeholders=False)
+    return _parser
+
+
+def parse(source: Union[str, bytes, os.PathLike], *, filename: str | None = None) -> Module:
+    """Parse a PTX module from a path, a `str` of PTX text, or raw bytes.
+
+    A `str` that names an existing file is read as a path (PTX text always contains
+    newlines or directives, so the two cannot be confused in practice).
+    """
+    path = None
+    if isinstance(source, os.PathLike) or (isinstance(source, str) and "\n" not in source
+                                           and not source.lstrip().startswith(".")
+                                           and len(source) < 4096 and os.path.exists(source)):
+        path = os.fspath(source)
+        data = Path(path).read_bytes()
+    elif isinstance(source, bytes):
+        data = source
+    else:
+        data = source.encode("utf-8")
+    name = filename or path or "<text>"
+    return parse_bytes(data, name, path=path)
+
+
+def parse_bytes(data: bytes, name: str, path: str | None = None) -> Module:
+    text = _decode(data, name)
+    nul = text.find("\x00")
+    if nul >= 0:
+        _raise_at(text, nul, name, "NUL byte in source", ["printable text"])
+    if not text.strip():
+        raise ParseError("empty module: expected a '.version' directive", file=name, line=1,
+                         column=1, line_text=text.split("\n", 1)[0] if text else "",
+                         expected=["'.version'"])
+    was_enabled = gc.isenabled()
+    gc.disable()
+    try:
+        items = _lark().parse(text)
+    except UnexpectedInput as exc:
+        raise _lark_error(exc, text, name) from None
+    except _OperandFailure as exc:
+        _raise_at(text, exc.pos, name, exc.message, exc.expected)
+    finally:
+        if was_enabled:
+            gc.enable()
+    module = Module(path=path, text=text, data=data, headers=[], decls=[], functions=[],
+                    directives=[])
+    for item in items:
+        kind = item[0]
+        if kind == "header":
+            module.headers.append((item[1], item[2], item[3].line))
+        elif kind == "decl":
+            module.decls.extend(item[1])
+        elif kind == "function":
+            fn = item[1]
+            fn.module = module
+            module.functions.append(fn)
+        else:
+            module.directives.append((kind, item[1], item[2].line))
+    if not module.headers or module.headers[0][0] != ".version":
+        first_line = text.split("\n", 1)[0]
+        raise ParseError("a PTX module must begin with a '.version' directive", file=name,
+                         line=1, column=1, line_text=first_line, expected=["'.version'"])
+    for fn in module.functions:
+        try:
+            _number_statements(fn)
+        except _OperandFailure as exc:
+            _raise_at(text, exc.pos, name, exc.message, exc.expected)
+    return module
+
+
+class _OperandFailure(Exception):
+    def __init__(self, pos, message, expected):
+        super().__init__(message)
+        self.pos = pos
+        self.message = message
+        self.expected = expected
+
+
+def _number_statements(fn: Function) -> None:
+    """Assign sN numbers in source order, block depth, and parse operands with the
+    block-scoped register names in view."""
+    if fn.body is None:
+        return
+    out = fn.statements
+    fn.body.depth = 0
+
+    def walk(blk: Block, scoped: frozenset):
+        local = [d.name for d in blk.decls if d.space == ".reg" and d.count is None
+                 and not d.name.startswith("%")]
+        if local:
+            scoped = scoped | frozenset(local)
+        for item in blk.items:
+            if isinstance(item, Statement):
+                item.index = len(out) + 1
+                item.depth = blk.depth
+                item.block = blk
+                item.function = fn
+                if not item.is_label:
+                    try:
+                        item.guard, item.opcode, item.operands = parse_instruction(item._text, scoped)
+                    except OperandSyntaxError as exc:
+                        raise _OperandFailure(item.start + exc.offset, exc.message,
+                                              exc.expected) from None
+                out.append(item)
+            elif isinstance(item, Block):
+                item.depth = blk.depth + 1
+                walk(item, scoped)
+            elif isinstance(item, Decl):
+                item.depth = blk.depth
+
+    walk(fn.body, frozenset())
+
+
+def _decode(data: bytes, name: str) -> str:
+    try:
+        return data.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        prefix = data[:exc.start]
+        line = prefix.count(b"\n") + 1
+        line_start = prefix.rfind(b"\n") + 1
+        column = len(prefix[line_start:].decode("utf-8", "replace")) + 1
+        line_end = data.find(b"\n", exc.start)
+        line_text = data[line_start:line_end if line_end >= 0 else len(data)].decode(
+            "utf-8", "replace")
+        raise ParseError(f"invalid UTF-8 byte 0x{data[exc.start]:02X}", file=name, line=line,
+                         column=column, line_text=line_text, expected=["UTF-8 text"]) from None
+
+
+def _position(text: str, pos: int):
+    line = text.count("\n", 0, pos) + 1
+    line_start = text.rfind("\n", 0, pos) + 1
+    line_end = text.find("\n", pos)
+    if line_end < 0:
+        line_end = len(text)
+    return line, pos - line_start + 1, text[line_start:line_end]
+
+
+def _raise_at(text, pos, name, message, expected):
+    line, column, line_text = _position(text, pos)
+    raise ParseError(message, file=name, line=line, column=column, line_text=line_text,
+                     expected=expected)
+
+
+def _lark_error(exc: UnexpectedInput, text: str, name: str) -> ParseError:
+    if isinstance(exc, UnexpectedCharacters):
+        pos = exc.pos_in_stream
+        ch = text[pos]
+        expected = [_TERMINAL_NAMES.get(t, t) for t in (exc.allowed or ())]
+        message = f"unexpected character {ch!r}"
+        if ch.isalpha() or ch == "@":
+            semi = text.find(";", pos)
+            brace = min([p for p in (text.find("}", pos), text.find("{", pos)) if p >= 0],
+                        default=-1)
+            if semi < 0 or (0 <= brace < semi):
+                message = "instruction is not terminated by ';'"
+                expected = ["';'"]
+            else:
+                message = f"cannot parse {text[pos:text.find(chr(10), pos) if text.find(chr(10), pos) >= 0 else len(text)].strip()[:60]!r} here"
+        line, column, line_text = _position(text, pos)
+        return ParseError(message, file=name, line=line, column=column, line_text=line_text,
+                          expected=expected)
+    if isinstance(exc, UnexpectedEOF) or (isinstance(exc, UnexpectedToken)
+                                          and exc.token.type == "$END"):
+        expected = [_TERMINAL_NAMES.get(t, t) for t in (exc.expected or ())]
+        pos = len(text.rstrip())
+        line, column, line_text = _position(text, max(pos - 1, 0))
+        return ParseError("unexpected end of file (truncated module or unbalanced braces?)",
+                          file=name, line=line, column=column + 1 if text.strip() else 1,
+                          line_text=line_text, expected=expected)
+    if isinstance(exc, UnexpectedToken):
+        tok = exc.token
+        expected = [_TERMINAL_NAMES.get(t, t) for t in (exc.expected or ())]
+        shown = str(tok)
+        if "\n" in shown:
+            shown = shown.split("\n", 1)[0] + " ..."
+        line, column, line_text = _position(text, tok.start_pos)
+        return ParseError(f"unexpected {shown[:60]!r}", file=name, line=line, column=column,
+                          line_text=line_text, expected=expected)
+    return ParseError(str(exc), file=name)
