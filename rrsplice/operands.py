@@ -61,21 +61,72 @@ def _reg(name: str) -> Reg:
     return r
 
 
-def parse_instruction(text: str, scoped_regs: frozenset | set = frozenset()):
+# One operand of an instruction without comments: a brace list, an address, a paren list,
+# or a plain token run, followed by ',' or ';'. Used by the cached fast path.
+_PIECE = re.compile(r"\s*(\{[^{}]*\}|\[[^\[\]]*\]|\([^()]*\)|[^,;{}\[\]()/]+?)\s*([,;])")
+
+_PIECE_CACHES: dict = {}
+
+
+def clear_caches() -> None:
+    """Forget cached operand pieces (parse() calls this per module to bound memory)."""
+    _PIECE_CACHES.clear()
+
+
+def parse_instruction(text: str, scoped_regs: frozenset = frozenset()):
     """Parse one instruction's text (ending in ';').
 
     Returns (guard, opcode, operands). `scoped_regs` names bare identifiers declared as
     `.reg` in an enclosing scope (`low`, `high`), which become Reg operands.
+
+    Fast path: split the operand text into pieces and reuse the (immutable) operand of a
+    piece seen before; anything unusual goes through the full parser, which also produces
+    the precise error position.
     """
     m = _OPCODE.match(text)
     if m is None:
         raise OperandSyntaxError("expected an instruction opcode", 0, ["opcode"])
     guard = None
-    if m.group(2) is not None:
-        guard = Guard(_reg(m.group(2)) if m.group(2).startswith("%") or m.group(2) in scoped_regs
-                      else Reg(m.group(2)), negated=bool(m.group(1)))
+    g = m.group(2)
+    if g is not None:
+        guard = Guard(_reg(g) if g[0] == "%" or g in scoped_regs else Reg(g),
+                      negated=bool(m.group(1)))
     opcode = m.group(3)
     pos = m.end()
+    if "/" not in text:
+        cache = _PIECE_CACHES.get(scoped_regs)
+        if cache is None:
+            cache = _PIECE_CACHES[scoped_regs] = {}
+        ops = []
+        p = pos
+        end = len(text)
+        if text[p:].strip() == ";":
+            return guard, opcode, ()
+        while True:
+            pm = _PIECE.match(text, p)
+            if pm is None:
+                break
+            piece = pm.group(1)
+            op = cache.get(piece)
+            if op is None:
+                try:
+                    one = _slow_operands(piece + ";", 0, scoped_regs)
+                except OperandSyntaxError:
+                    break
+                if len(one) != 1:
+                    break
+                op = cache[piece] = one[0]
+            ops.append(op)
+            p = pm.end()
+            if pm.group(2) == ";":
+                if p == end:
+                    return guard, opcode, tuple(ops)
+                break
+    return guard, opcode, _slow_operands(text, pos, scoped_regs)
+
+
+def _slow_operands(text: str, pos: int, scoped_regs) -> tuple:
+    """Tokenize text[pos:] and parse the operand list up to the final ';'."""
     toks = []  # (kind, text, offset)
     append = toks.append
     covered = pos
@@ -91,9 +142,7 @@ def parse_instruction(text: str, scoped_regs: frozenset | set = frozenset()):
         append((kind, tm.group(), start))
     if covered != len(text):
         raise OperandSyntaxError(f"unexpected character {text[covered]!r}", covered, ["operand"])
-    parser = _OperandParser(toks, text, scoped_regs)
-    operands = parser.operand_list()
-    return guard, opcode, operands
+    return _OperandParser(toks, text, scoped_regs).operand_list()
 
 
 class _OperandParser:
@@ -111,6 +160,11 @@ class _OperandParser:
     def _fail(self, expected):
         kind, tok, off = self._peek()
         shown = repr(tok) if tok else "end of instruction"
+        prev_end = self.toks[self.i - 1][2] + len(self.toks[self.i - 1][1]) if self.i else 0
+        if tok and "\n" in self.text[prev_end:off]:
+            raise OperandSyntaxError(
+                f"unexpected {shown}: missing ';' at the end of the previous line?", off,
+                ["';'"])
         raise OperandSyntaxError(f"unexpected {shown}", off, expected)
 
     def _expect(self, punct):

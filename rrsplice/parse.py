@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import gc
 import os
+import re
 from pathlib import Path
 from typing import Union
 
@@ -16,8 +17,9 @@ from lark import Lark, Token, Transformer
 from lark.exceptions import UnexpectedCharacters, UnexpectedEOF, UnexpectedInput, UnexpectedToken
 
 from .errors import ParseError
+from .lexicon import DECL_ATTR, DECL_NAME, SPLIT, grammar_text
 from .model import Block, Decl, Function, Module, Param, Statement
-from .operands import OperandSyntaxError, parse_instruction
+from .operands import OperandSyntaxError, clear_caches, parse_instruction
 
 _GRAMMAR = Path(__file__).with_name("grammar") / "ptx.lark"
 
@@ -112,21 +114,16 @@ class _Build(Transformer):
         return ("perf", str(tok), c[1] if len(c) > 1 else (), tok)
 
     def body(self, c):
+        if len(c) == 1:
+            return _scope_block(c[0])
         lbrace, rbrace = c[0], c[-1]
         blk = Block(start=lbrace.start_pos, end=rbrace.end_pos, line=lbrace.line,
                     end_line=rbrace.end_line)
         items = blk.items
         for x in c[1:-1]:
             if isinstance(x, Token):
-                t = x.type
-                if t == "INSTRUCTION":
-                    items.append(Statement(is_label=False, start=x.start_pos, end=x.end_pos,
-                                           line=x.line, end_line=x.end_line, column=x.column,
-                                           text=str(x)))
-                elif t == "LABEL":
-                    items.append(Statement(is_label=True, start=x.start_pos, end=x.end_pos,
-                                           line=x.line, end_line=x.end_line, column=x.column,
-                                           text=str(x), label=str(x).rstrip(":").rstrip()))
+                if x.type == "STATEMENTS":
+                    _split_items(str(x), x.start_pos, x.line, x.column, blk)
                 # LOC / PRAGMA inside a body are directives, not statements
             elif isinstance(x, Block):
                 x.parent = blk
@@ -169,6 +166,67 @@ class _Build(Transformer):
         return list(c)
 
 
+def _split_items(s: str, base: int, line: int, column0: int, blk: Block) -> None:
+    """Split the text of a STATEMENTS token (or a SCOPE's inside) into Statements and
+    simple Decls appended to `blk`. `base`/`line`/`column0` locate s[0] in the source."""
+    items = blk.items
+    prev = 0
+    for m in SPLIT.finditer(s):
+        kind = m.lastgroup
+        if kind == "trivia":
+            continue
+        st, en = m.start(), m.end()
+        line += s.count("\n", prev, st)
+        prev = st
+        nl = s.rfind("\n", 0, st)
+        column = column0 + st if nl < 0 else st - nl
+        text = m.group()
+        if kind == "instr":
+            items.append(Statement(is_label=False, start=base + st, end=base + en, line=line,
+                                   end_line=line + text.count("\n"), column=column, text=text))
+        elif kind == "label":
+            items.append(Statement(is_label=True, start=base + st, end=base + en, line=line,
+                                   end_line=line, column=column, text=text,
+                                   label=text.rstrip(":").rstrip()))
+        else:
+            decls = _simple_decls(text, base + st, base + en, line)
+            blk.decls.extend(decls)
+            items.extend(decls)
+
+
+def _simple_decls(text: str, start: int, end: int, line: int) -> list:
+    """`.reg .f16 low, high;` -> Decls (the SCOPE fast path's declaration parser)."""
+    attrs = []
+    pos = 0
+    while True:
+        m = DECL_ATTR.match(text, pos)
+        if m is None:
+            break
+        attrs.append((m.group(1), int(m.group(2)) if m.group(2) else None, None))
+        pos = m.end()
+    space, typ, align, vector, texts = _classify_attrs(attrs)
+    out = []
+    while pos < len(text):
+        m = DECL_NAME.match(text, pos)
+        if m is None:
+            raise _OperandFailure(start + pos, "malformed declaration", ["identifier"])
+        dims = tuple(int(d) if d else None for d in re.findall(r"\[\s*(\d*)\s*\]", m.group(3)))
+        out.append(Decl(space=space, type=typ, name=m.group(1), attrs=texts, align=align,
+                        vector=vector, count=int(m.group(2)) if m.group(2) else None,
+                        dims=dims, line=line, start=start, end=end))
+        pos = m.end()
+        if m.group(4) == ";":
+            break
+    return out
+
+
+def _scope_block(tok: Token) -> Block:
+    s = str(tok)
+    blk = Block(start=tok.start_pos, end=tok.end_pos, line=tok.line, end_line=tok.end_line)
+    _split_items(s[1:-1], tok.start_pos + 1, tok.line, tok.column + 1, blk)
+    return blk
+
+
 def _classify_attrs(attrs):
     """Split `.shared .align 16 .b8` into (space, type, align, vector, texts)."""
     spaces = {".reg", ".sreg", ".const", ".global", ".local", ".param", ".shared", ".tex",
@@ -196,7 +254,7 @@ _parser = None
 def _lark() -> Lark:
     global _parser
     if _parser is None:
-        _parser = Lark(_GRAMMAR.read_text(), parser="lalr", lexer="contextual",
+        _parser = Lark(grammar_text(_GRAMMAR.read_text()), parser="lalr", lexer="contextual",
                        transformer=_Build(), cache=True, maybe_placeholders=False)
     return _parser
 
@@ -259,11 +317,13 @@ def parse_bytes(data: bytes, name: str, path: str | None = None) -> Module:
         first_line = text.split("\n", 1)[0]
         raise ParseError("a PTX module must begin with a '.version' directive", file=name,
                          line=1, column=1, line_text=first_line, expected=["'.version'"])
-    for fn in module.functions:
-        try:
+    try:
+        for fn in module.functions:
             _number_statements(fn)
-        except _OperandFailure as exc:
-            _raise_at(text, exc.pos, name, exc.message, exc.expected)
+    except _OperandFailure as exc:
+        _raise_at(text, exc.pos, name, exc.message, exc.expected)
+    finally:
+        clear_caches()
     return module
 
 
@@ -298,6 +358,11 @@ def _number_statements(fn: Function) -> None:
                     try:
                         item.guard, item.opcode, item.operands = parse_instruction(item._text, scoped)
                     except OperandSyntaxError as exc:
+                        missing = _missing_semicolon(item._text)
+                        if missing is not None:
+                            raise _OperandFailure(item.start + missing,
+                                                  "missing ';' at the end of this line",
+                                                  ["';'"]) from None
                         raise _OperandFailure(item.start + exc.offset, exc.message,
                                               exc.expected) from None
                 out.append(item)
@@ -308,6 +373,20 @@ def _number_statements(fn: Function) -> None:
                 item.depth = blk.depth
 
     walk(fn.body, frozenset())
+
+
+_NEXT_INSTRUCTION = re.compile(r"[ \t]*(?:@!?%?[\w$]+[ \t]+)?[a-z][\w$]*(?:\.[\w$:]+)+[ \t]")
+
+
+def _missing_semicolon(text: str):
+    """If a continuation line of a failed instruction starts like a new instruction, the
+    offset just past the previous line's content (where the ';' is missing)."""
+    pos = text.find("\n")
+    while pos >= 0:
+        if _NEXT_INSTRUCTION.match(text, pos + 1):
+            return len(text[:pos].rstrip("\r \t"))
+        pos = text.find("\n", pos + 1)
+    return None
 
 
 def _decode(data: bytes, name: str) -> str:

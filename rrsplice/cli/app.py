@@ -1,0 +1,92 @@
+"""The click group, error handling and output helpers shared by every command."""
+
+from __future__ import annotations
+
+import json
+import sys
+
+import click
+from rich.console import Console
+
+from ..errors import RRSpliceError
+
+
+class _Group(click.Group):
+    """Turns every RRSpliceError (and unreadable files) into a message and exit code 2,
+    never a traceback."""
+
+    def invoke(self, ctx):
+        try:
+            return super().invoke(ctx)
+        except RRSpliceError as exc:
+            _fail(exc.render(), getattr(exc, "exit_code", 2), exc)
+        except (FileNotFoundError, IsADirectoryError, PermissionError) as exc:
+            _fail(f"error: {exc.strerror}: {exc.filename}", 2, exc)
+
+
+def _fail(message: str, code: int, exc) -> None:
+    ctx = click.get_current_context(silent=True)
+    as_json = bool(ctx and _wants_json(ctx))
+    if as_json:
+        payload = exc.to_json() if hasattr(exc, "to_json") else {"message": message}
+        click.echo(json.dumps({"ok": False, "error": payload}, indent=2, sort_keys=True))
+    else:
+        err_console().print(message, markup=False, highlight=False)
+    sys.exit(code)
+
+
+def _wants_json(ctx) -> bool:
+    while ctx is not None:
+        if ctx.params.get("as_json"):
+            return True
+        sub = getattr(ctx, "_rrsplice_json", None)
+        if sub:
+            return True
+        ctx = ctx.parent
+    return "--json" in sys.argv
+
+
+@click.group(cls=_Group, context_settings={"help_option_names": ["-h", "--help"]})
+@click.version_option(package_name="rrsplice")
+def main():
+    """rrsplice: parse PTX, analyse liveness and mma phases, and splice mma regions of
+    huge kernels into calls to native bodies."""
+
+
+def json_option(f):
+    """`--json`: print only JSON (machine-readable, stable key order)."""
+    return click.option("--json", "as_json", is_flag=True,
+                        help="Print only JSON.")(f)
+
+
+def entry_option(f):
+    return click.option("--entry", "entry", metavar="NAME", default=None,
+                        help="Function to use when the module has several.")(f)
+
+
+def print_json(data) -> None:
+    click.echo(json.dumps(data, indent=2, sort_keys=True, default=str))
+
+
+_console = None
+_err_console = None
+
+
+def console() -> Console:
+    global _console
+    if _console is None:
+        _console = Console(highlight=False)
+    return _console
+
+
+def err_console() -> Console:
+    global _err_console
+    if _err_console is None:
+        _err_console = Console(stderr=True, highlight=False)
+    return _err_console
+
+
+def note(message: str, as_json: bool = False) -> None:
+    """A side remark (e.g. which function was chosen) on stderr, never in JSON output."""
+    if not as_json:
+        err_console().print(f"[dim]note:[/dim] {message}")

@@ -1,0 +1,153 @@
+"""`rrsplice parse`, `functions`, `show`: the model, as a user sees it."""
+
+from __future__ import annotations
+
+import sys
+import time
+
+import click
+from rich.progress import Progress
+from rich.table import Table
+
+from ..emit import emit
+from ..errors import ParseError
+from ..parse import parse
+from ..select import SelectionError, select_function
+from .app import console, entry_option, json_option, main, note, print_json
+
+
+def _parse_one(path: str) -> dict:
+    t0 = time.perf_counter()
+    try:
+        m = parse(path)
+    except ParseError as exc:
+        return {"file": path, "ok": False, "error": exc.to_json(), "rendered": exc.render(),
+                "seconds": round(time.perf_counter() - t0, 4)}
+    seconds = time.perf_counter() - t0
+    return {"file": path, "ok": True, "lines": m.line_count,
+            "statements": sum(len(f.statements) for f in m.functions),
+            "functions": len(m.functions), "mma": sum(1 for _ in m.mma_statements()),
+            "round_trip": emit(m) == m.data, "seconds": round(seconds, 4)}
+
+
+@main.command("parse")
+@click.argument("files", nargs=-1, required=True, type=click.Path(dir_okay=False))
+@json_option
+def parse_cmd(files, as_json):
+    """Parse FILES; report lines, statements, functions, mma, round trip, seconds."""
+    results = []
+    show_bar = not as_json and len(files) > 3 and sys.stderr.isatty()
+    if show_bar:
+        with Progress(transient=True, console=None) as bar:
+            task = bar.add_task("parsing", total=len(files))
+            for f in files:
+                results.append(_parse_one(f))
+                bar.advance(task)
+    else:
+        results = [_parse_one(f) for f in files]
+    failed = [r for r in results if not r["ok"] or not r["round_trip"]]
+    if as_json:
+        print_json({"ok": not failed, "files": [{k: v for k, v in r.items() if k != "rendered"}
+                                                for r in results]})
+    else:
+        table = Table(title=None)
+        for col in ("file", "result", "lines", "statements", "functions", "mma", "round trip",
+                    "seconds"):
+            table.add_column(col, justify="left" if col in ("file", "result") else "right")
+        for r in results:
+            if r["ok"]:
+                table.add_row(r["file"], "[green]ok[/green]", str(r["lines"]),
+                              str(r["statements"]), str(r["functions"]), str(r["mma"]),
+                              "identical" if r["round_trip"] else "[red]DIFFERS[/red]",
+                              f"{r['seconds']:.3f}")
+            else:
+                e = r["error"]
+                table.add_row(r["file"], f"[red]error[/red] {e['line']}:{e['column']}", "", "",
+                              "", "", "", f"{r['seconds']:.3f}")
+        console().print(table)
+        for r in results:
+            if not r["ok"]:
+                console().print(r["rendered"], markup=False)
+    sys.exit(1 if failed else 0)
+
+
+@main.command("functions")
+@click.argument("file", type=click.Path(dir_okay=False))
+@json_option
+def functions_cmd(file, as_json):
+    """List FILE's functions: kind, parameters, statement count, line span."""
+    m = parse(file)
+    rows = []
+    for f in m.functions:
+        rows.append({"name": f.name, "kind": f.kind, "linkage": list(f.linkage),
+                     "params": [str(p) for p in f.params],
+                     "return_params": [str(p) for p in f.ret_params],
+                     "performance": [[d, v] for d, v in f.perf],
+                     "has_body": f.has_body, "statements": len(f.statements),
+                     "lines": [f.line, f.end_line]})
+    if as_json:
+        print_json({"file": file, "functions": rows})
+        return
+    table = Table()
+    for col in ("name", "kind", "params", "statements", "lines"):
+        table.add_column(col)
+    for r in rows:
+        kind = " ".join(r["linkage"] + [r["kind"]]) + ("" if r["has_body"] else " (declaration)")
+        table.add_row(r["name"], kind, "\n".join(r["params"]) or "-", str(r["statements"]),
+                      f"{r['lines'][0]}-{r['lines'][1]}")
+    console().print(table)
+
+
+def statement_json(st) -> dict:
+    """A statement as data (shared by `show` and other commands)."""
+    return {"sid": st.sid, "lines": [st.line, st.end_line], "column": st.column,
+            "depth": st.depth, "kind": "label" if st.is_label else "instruction",
+            "label": st.label, "text": st.text,
+            "guard": str(st.guard) if st.guard else None, "opcode": st.opcode,
+            "base": st.base, "modifiers": list(st.modifiers),
+            "operands": [{"kind": op.kind, "text": str(op),
+                          "registers": [r.name for r in op.registers()]} for op in st.operands]}
+
+
+@main.command("show")
+@click.argument("file", type=click.Path(dir_okay=False))
+@click.argument("sid", required=False)
+@click.option("--line", "line", type=int, default=None, help="Any physical line inside a statement.")
+@entry_option
+@json_option
+def show_cmd(file, sid, line, entry, as_json):
+    """Show one statement of FILE by its sN number or by a physical --line."""
+    if (sid is None) == (line is None):
+        raise SelectionError("give either a statement (e.g. s452) or --line L")
+    m = parse(file)
+    fn, why = select_function(m, entry)
+    if why:
+        note(why, as_json)
+    if line is not None:
+        st = fn.statement_at_line(line)
+        if st is None:
+            raise SelectionError(f"{file}: line {line} holds no statement of {fn.name}")
+    else:
+        try:
+            st = fn.statement(sid)
+        except (KeyError, ValueError) as exc:
+            raise SelectionError(f"{file}: {exc.args[0] if exc.args else sid}") from None
+    data = statement_json(st)
+    data["function"] = fn.name
+    if as_json:
+        print_json(data)
+        return
+    c = console()
+    c.print(f"[bold]{st.sid}[/bold] of {fn.name}, lines {st.line}-{st.end_line}, depth {st.depth}")
+    c.print(st.text, markup=False)
+    if not st.is_label:
+        c.print(f"opcode [bold]{st.base}[/bold]  modifiers {' '.join('.' + x for x in st.modifiers) or '-'}"
+                + (f"  guard {st.guard}" if st.guard else ""))
+        table = Table("#", "kind", "operand", "registers")
+        for i, op in enumerate(data["operands"]):
+            table.add_row(str(i), op["kind"], op["text"], " ".join(op["registers"]))
+        c.print(table)
+
+
+def main_entry():
+    main()

@@ -1,0 +1,48 @@
+"""Regular expressions shared by the Lark grammar and the statement splitter.
+
+The grammar file refers to these as `@NAME@` placeholders, so the run of statements Lark
+sees as one token is split afterwards with exactly the same item patterns. Possessive
+quantifiers (Python 3.11+) keep failing matches linear.
+"""
+
+import re
+
+# whitespace and comments, any mix
+TRIVIA = r"(?:\s|//[^\n]*+|/\*[^*]*+\*++(?:[^/*][^*]*+\*++)*+/)"
+
+# `NAME:` but not `::` (which appears inside opcodes such as `shared::cta`)
+LABEL = r"[A-Za-z_$%][\w$]*+[ \t]*+:(?!:)"
+
+# guard, opcode, operand text up to ';'; operand text may hold `{...}` lists (no ';'
+# inside), comments and line breaks
+INSTRUCTION = (r"(?:@!?[%A-Za-z_$][\w$]*+[ \t]++)?[a-z][\w$]*+(?:(?:\.|::)[\w$]++)*+"
+               r"[^;{}\"/]*+(?:(?:\{[^;{}]*+\}|//[^\n]*+|/\*[^*]*+\*++(?:[^/*][^*]*+\*++)*+/)"
+               r"[^;{}\"/]*+)*+;")
+
+ITEM = f"(?:{LABEL}|{INSTRUCTION})"
+STATEMENTS = f"{ITEM}(?:{TRIVIA}*+{ITEM})*+"
+
+# a block-scoped declaration simple enough to take inside a SCOPE token
+SIMPLE_DECL = r"\.(?:reg|param|local|shared)\b[^;{}=]*+;"
+
+# a nested `{ ... }` block holding only simple declarations, statements and trivia: NVIDIA's
+# `{ cvt.f32.f16 %f1, %rs1;}` and `{.reg .f16 low, high; mov.b32 {low, high}, %r9; ...}`
+# scopes, and call blocks. One token instead of a dozen keeps the LALR stream short.
+SCOPE = f"\\{{(?:{TRIVIA}|{SIMPLE_DECL}|{ITEM})*+\\}}"
+
+# the splitter: one match per label, instruction, simple declaration, or trivia run
+SPLIT = re.compile(f"(?P<label>{LABEL})|(?P<instr>{INSTRUCTION})|(?P<decl>{SIMPLE_DECL})"
+                   f"|(?P<trivia>{TRIVIA}+)")
+
+# pieces of a simple declaration: its attributes, then its names
+DECL_ATTR = re.compile(r"\s*(\.[A-Za-z_][\w$]*)(?:[ \t]+(\d+))?")
+DECL_NAME = re.compile(r"\s*([A-Za-z_$%][\w$]*)\s*(?:<\s*(\d+)\s*>)?((?:\s*\[\s*\d*\s*\])*)\s*([,;])")
+
+PLACEHOLDERS = {"@STATEMENTS@": STATEMENTS, "@TRIVIA@": TRIVIA + "+", "@SCOPE@": SCOPE}
+
+
+def grammar_text(raw: str) -> str:
+    """Substitute the shared patterns into the grammar (slashes escaped for Lark)."""
+    for key, pattern in PLACEHOLDERS.items():
+        raw = raw.replace(key, pattern.replace("/", "\\/"))
+    return raw
