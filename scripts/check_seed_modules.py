@@ -269,6 +269,23 @@ def check_file(path, ptxas=False, verbose=True) -> int:
     if exp["v_stmt"]:
         want(v.num == exp["v_stmt"], f"param block at s{v.num}")
 
+    # phase 1 chains: each chain's k-slices are consecutive mma (C = the previous D)
+    kt = exp["phase1"][2] // 32
+    for i, st in enumerate(p1):
+        c = st.operand_lists()[3]
+        if i % kt:
+            want(c == p1[i - 1].operand_lists()[0], f"phase 1 chain broken at s{st.num}")
+        else:
+            want(c[0] == c[1], f"phase 1 chain start s{st.num} has no bias seed")
+    # prologue: plane-arena loads (5 per A fragment) and the weight-fragment loads
+    pro = [s for s in stmts if s.num < first.num]
+    arena = [s for s in pro if s.op.startswith("ld.global") and exp["w_reg"] not in s.text]
+    want(len(arena) == 5 * len(exp["a_regs"]) // 4, f"{len(arena)} plane-arena loads")
+    wl = [s for s in pro if s.op == "ld.global.nc.v4.u32" and f"[{exp['w_reg']}+" in s.text]
+    offs = [int(re.search(r"\+(\d+)\]", s.text).group(1)) for s in wl]
+    want(len(wl) == (exp["phase1"][1] // 8) * kt // 2 and max(offs) < exp["seed_base"],
+         f"{len(wl)} weight-fragment loads, offsets up to {max(offs)}")
+
     # straight-line liveness of the region
     lo, hi = first.num, last.num
     region = [s for s in stmts if lo <= s.num <= hi]
@@ -296,7 +313,6 @@ def check_file(path, ptxas=False, verbose=True) -> int:
             if u in written and u not in live_out:
                 live_out.append(u)
     want(sorted(live_out) == sorted(exp["live_out"]), f"live-out {sorted(live_out)}")
-    pro = [s for s in stmts if s.num < lo]
     want(all(sym not in s.text for s in pro), "prologue touches the scratch array")
     want(any(exp["v_reg"] in s.uses for s in region), "region reads the parameter block")
     want(not any(s.op.startswith("ld.param") and "%" in s.text.split("[", 1)[1]
