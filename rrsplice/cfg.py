@@ -102,11 +102,15 @@ class CFG:
 def branch_tables(fn: Function) -> dict:
     """`.branchtargets` declarations: the label in front of each -> its target labels.
 
-    The parser surfaces `L: .branchtargets A, B;` as the label statement followed by one
-    Decl per target whose attrs start with `.branchtargets`.
+    The parser records `L: .branchtargets A, B;` in `Function.branch_targets` (label ->
+    a LabelledDirective with `.targets`); older models surfaced it as the label statement
+    followed by one Decl per target whose attrs start with `.branchtargets`.
     """
     tables: dict = {}
-    if fn.body is None:
+    for label, rec in (getattr(fn, "branch_targets", None) or {}).items():
+        targets = getattr(rec, "targets", rec)
+        tables[label] = list(targets)
+    if tables or fn.body is None:
         return tables
 
     def walk(blk: Block):
