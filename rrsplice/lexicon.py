@@ -15,11 +15,15 @@ LABEL = r"[A-Za-z_$%][\w$]*+[ \t]*+:(?!:)"
 
 # guard, opcode, operand text up to ';'; operand text may hold `{...}` lists (no ';'
 # inside), comments and line breaks
-INSTRUCTION = (r"(?:@!?[%A-Za-z_$][\w$]*+[ \t]++)?[a-z][\w$]*+(?:(?:\.|::)[\w$]++)*+"
+INSTRUCTION = (r"(?:@[ \t]*+(?:![ \t]*+)?[%A-Za-z_$][\w$]*+[ \t]++)?[a-z][\w$]*+(?:(?:\.|::)[\w$]++)*+"
                r"[^;{}\"/]*+(?:(?:\{[^;{}]*+\}|//[^\n]*+|/\*[^*]*+\*++(?:[^/*][^*]*+\*++)*+/)"
                r"[^;{}\"/]*+)*+;")
 
-ITEM = f"(?:{LABEL}|{INSTRUCTION})"
+# a label that names a directive rather than code: `$L__BRX_0: .branchtargets $L1, $L2;`,
+# `prototype_0 : .callprototype (.param .b32 _) _ (.param .b32 _);`, `.calltargets`
+LABELLED_DIRECTIVE = r"\s*+\.(?:branchtargets|calltargets|callprototype)\b[^;{}]*+;"
+
+ITEM = f"(?:{LABEL}(?:{LABELLED_DIRECTIVE})?|{INSTRUCTION})"
 STATEMENTS = f"{ITEM}(?:{TRIVIA}*+{ITEM})*+"
 
 # a block-scoped declaration simple enough to take inside a SCOPE token
@@ -30,9 +34,10 @@ SIMPLE_DECL = r"\.(?:reg|param|local|shared)\b[^;{}=]*+;"
 # scopes, and call blocks. One token instead of a dozen keeps the LALR stream short.
 SCOPE = f"\\{{(?:{TRIVIA}|{SIMPLE_DECL}|{ITEM})*+\\}}"
 
-# the splitter: one match per label, instruction, simple declaration, or trivia run
-SPLIT = re.compile(f"(?P<label>{LABEL})|(?P<instr>{INSTRUCTION})|(?P<decl>{SIMPLE_DECL})"
-                   f"|(?P<trivia>{TRIVIA}+)")
+# the splitter: one match per label (`ldir` when it labels a directive), instruction or
+# simple declaration, each with the trivia before it
+SPLIT = re.compile(f"{TRIVIA}*+(?:(?P<label>{LABEL})(?P<ldir>{LABELLED_DIRECTIVE})?"
+                   f"|(?P<instr>{INSTRUCTION})|(?P<decl>{SIMPLE_DECL}))")
 
 # pieces of a simple declaration: its attributes, then its names
 DECL_ATTR = re.compile(r"\s*(\.[A-Za-z_][\w$]*)(?:[ \t]+(\d+))?")

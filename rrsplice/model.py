@@ -242,7 +242,7 @@ class Statement:
     __slots__ = ("index", "is_label", "label", "start", "end", "line", "end_line", "column",
                  "depth", "block", "guard", "opcode", "operands", "function", "_text")
 
-    def __init__(self, *, is_label, start, end, line, end_line, column, text,
+    def __init__(self, is_label, start, end, line, end_line, column, text,
                  label=None, guard=None, opcode=None, operands=()):
         self.index = 0
         self.is_label = is_label
@@ -300,6 +300,32 @@ class Statement:
 
 
 @dataclass(slots=True)
+class LabelledDirective:
+    """A label that names a directive instead of code, inside a function body:
+
+        $L__BRX_0: .branchtargets $L__BB0_1, $L__BB0_2;      (the targets of a `brx.idx`)
+        prototype_0 : .callprototype (.param .b32 _) _ (.param .b32 _);
+        $L__CT: .calltargets f1, f2;
+
+    It is not a statement (it is never executed and is not a branch target), so it takes no
+    `sN` number. `targets` holds the label or function names of `.branchtargets` /
+    `.calltargets`; `.callprototype` keeps its signature text in `signature`. The function
+    also maps the label to these records (`Function.branch_targets`,
+    `Function.call_targets`, `Function.prototypes`), so `brx.idx %r, $L__BRX_0` resolves
+    through `fn.branch_targets["$L__BRX_0"]`."""
+    label: str
+    directive: str                 # ".branchtargets" | ".calltargets" | ".callprototype"
+    targets: tuple                 # names, in order (empty for .callprototype)
+    signature: str                 # the text after the directive, up to ';' (stripped)
+    text: str                      # the whole source text, label to ';'
+    start: int
+    end: int
+    line: int
+    end_line: int
+    depth: int = 0
+
+
+@dataclass(slots=True)
 class Block:
     """A `{ ... }` scope: the function body (depth 0) or a nested block."""
     start: int
@@ -308,7 +334,8 @@ class Block:
     end_line: int
     depth: int = 0
     decls: list = field(default_factory=list)
-    items: list = field(default_factory=list)   # Statement | Block | Decl, in source order
+    items: list = field(default_factory=list)   # Statement | Block | Decl | LabelledDirective,
+                                                # in source order
     parent: Optional["Block"] = None
 
 
@@ -350,6 +377,11 @@ class Function:
     module: Optional["Module"] = None
     _by_line: Optional[dict] = None
     _labels: Optional[dict] = None
+    # label -> LabelledDirective, for `.branchtargets` (brx.idx tables), `.calltargets`
+    # and `.callprototype` (indirect calls) declared in the body
+    branch_targets: dict = field(default_factory=dict)
+    call_targets: dict = field(default_factory=dict)
+    prototypes: dict = field(default_factory=dict)
 
     @property
     def has_body(self) -> bool:

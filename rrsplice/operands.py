@@ -29,7 +29,7 @@ _TOKEN = re.compile(r"""
 | (?P<p>[{}\[\](),|+\-!;])
 """, re.VERBOSE)
 
-_OPCODE = re.compile(r"\s*(?:@(!?)\s*([%A-Za-z_$][\w$]*)\s+)?([a-z][\w$]*(?:(?:\.|::)[\w$]+)*)")
+_OPCODE = re.compile(r"\s*(?:@\s*(!?)\s*([%A-Za-z_$][\w$]*)\s+)?([a-z][\w$]*(?:(?:\.|::)[\w$]+)*)")
 
 _SPECIAL_CACHE: dict = {}
 
@@ -61,9 +61,19 @@ def _reg(name: str) -> Reg:
     return r
 
 
-# One operand of an instruction without comments: a brace list, an address, a paren list,
-# or a plain token run, followed by ',' or ';'. Used by the cached fast path.
-_PIECE = re.compile(r"\s*(\{[^{}]*\}|\[[^\[\]]*\]|\([^()]*\)|[^,;{}\[\]()/]+?)\s*([,;])")
+# The fast path. An operand list without comments, checked whole by one match, then cut
+# into its pieces by one findall: a brace list, an address, a paren list, or a plain run
+# (register, `%p|%q`, immediate, symbol, `!%p`). Each piece maps to an immutable operand
+# through a per-module cache and a few direct recognisers; anything unusual goes through
+# the full tokenizer + recursive-descent parser, which also gives the precise error.
+_P = r"(?:\{[^{}]*\}|\[[^\[\]]*\]|\([^()]*\)|[^\s,;{}\[\]()/](?:[^,;{}\[\]()/]*[^\s,;{}\[\]()/])?)"
+_FAST = re.compile(rf"\s*+(?:@\s*+(!?)\s*+([%A-Za-z_$][\w$]*+)\s++)?"
+                   rf"([a-z][\w$]*+(?:(?:\.|::)[\w$]++)*+)\s*+(?:({_P}\s*(?:,\s*{_P}\s*)*))?;")
+_PIECES = re.compile(_P)
+_REG_FULL = re.compile(r"%[A-Za-z_$][\w$]*(?:\.[xyzw])?")
+_ADDR_FULL = re.compile(r"\[\s*(%?[A-Za-z_$][\w$]*)\s*(?:\+\s*(-?\d+)\s*)?\]")
+_INT_FULL = re.compile(r"-?\d+")
+_HEXF_FULL = re.compile(r"0[fF][0-9a-fA-F]{8}|0[dD][0-9a-fA-F]{16}")
 
 _PIECE_CACHES: dict = {}
 
@@ -73,16 +83,76 @@ def clear_caches() -> None:
     _PIECE_CACHES.clear()
 
 
+def _piece(piece: str, scoped_regs) -> object:
+    """One operand piece -> operand, or None when the full parser must decide."""
+    c = piece[0]
+    if c == "%":
+        if _REG_FULL.fullmatch(piece):
+            return _reg(piece)
+    elif c == "{":
+        items = []
+        for x in piece[1:-1].split(","):
+            x = x.strip()
+            if x[:1] == "%" and _REG_FULL.fullmatch(x):
+                items.append(_reg(x))
+            else:
+                return None
+        return Vector(tuple(items))
+    elif c == "[":
+        am = _ADDR_FULL.fullmatch(piece)
+        if am is not None:
+            b = am.group(1)
+            if b[0] == "%":
+                base = _reg(b)
+            elif b in scoped_regs:
+                base = Reg(b)
+            else:
+                base = Symbol(b)
+            off = am.group(2)
+            return Address(base, int(off) if off else 0)
+    elif c == "0" and _HEXF_FULL.fullmatch(piece):
+        return Imm(piece, int(piece[2:], 16), "hexfloat")
+    elif (c.isdigit() or c == "-") and _INT_FULL.fullmatch(piece):
+        return Imm(piece, int(piece), "int")
+    return None
+
+
 def parse_instruction(text: str, scoped_regs: frozenset = frozenset()):
     """Parse one instruction's text (ending in ';').
 
     Returns (guard, opcode, operands). `scoped_regs` names bare identifiers declared as
     `.reg` in an enclosing scope (`low`, `high`), which become Reg operands.
-
-    Fast path: split the operand text into pieces and reuse the (immutable) operand of a
-    piece seen before; anything unusual goes through the full parser, which also produces
-    the precise error position.
     """
+    m = _FAST.fullmatch(text)
+    if m is not None:
+        guard = None
+        g = m.group(2)
+        if g is not None:
+            guard = Guard(_reg(g) if g[0] == "%" or g in scoped_regs else Reg(g),
+                          negated=bool(m.group(1)))
+        oplist = m.group(4)
+        if oplist is None:
+            return guard, m.group(3), ()
+        cache = _PIECE_CACHES.get(scoped_regs)
+        if cache is None:
+            cache = _PIECE_CACHES[scoped_regs] = {}
+        ops = []
+        for piece in _PIECES.findall(oplist):
+            op = cache.get(piece)
+            if op is None:
+                op = _piece(piece, scoped_regs)
+                if op is None:
+                    try:
+                        one = _slow_operands(piece + ";", 0, scoped_regs)
+                    except OperandSyntaxError:
+                        break
+                    if len(one) != 1:
+                        break
+                    op = one[0]
+                cache[piece] = op
+            ops.append(op)
+        else:
+            return guard, m.group(3), tuple(ops)
     m = _OPCODE.match(text)
     if m is None:
         raise OperandSyntaxError("expected an instruction opcode", 0, ["opcode"])
@@ -91,38 +161,7 @@ def parse_instruction(text: str, scoped_regs: frozenset = frozenset()):
     if g is not None:
         guard = Guard(_reg(g) if g[0] == "%" or g in scoped_regs else Reg(g),
                       negated=bool(m.group(1)))
-    opcode = m.group(3)
-    pos = m.end()
-    if "/" not in text:
-        cache = _PIECE_CACHES.get(scoped_regs)
-        if cache is None:
-            cache = _PIECE_CACHES[scoped_regs] = {}
-        ops = []
-        p = pos
-        end = len(text)
-        if text[p:].strip() == ";":
-            return guard, opcode, ()
-        while True:
-            pm = _PIECE.match(text, p)
-            if pm is None:
-                break
-            piece = pm.group(1)
-            op = cache.get(piece)
-            if op is None:
-                try:
-                    one = _slow_operands(piece + ";", 0, scoped_regs)
-                except OperandSyntaxError:
-                    break
-                if len(one) != 1:
-                    break
-                op = cache[piece] = one[0]
-            ops.append(op)
-            p = pm.end()
-            if pm.group(2) == ";":
-                if p == end:
-                    return guard, opcode, tuple(ops)
-                break
-    return guard, opcode, _slow_operands(text, pos, scoped_regs)
+    return guard, m.group(3), _slow_operands(text, m.end(), scoped_regs)
 
 
 def _slow_operands(text: str, pos: int, scoped_regs) -> tuple:

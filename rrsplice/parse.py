@@ -18,7 +18,7 @@ from lark.exceptions import UnexpectedCharacters, UnexpectedEOF, UnexpectedInput
 
 from .errors import ParseError
 from .lexicon import DECL_ATTR, DECL_NAME, SPLIT, grammar_text
-from .model import Block, Decl, Function, Module, Param, Statement
+from .model import Block, Decl, Function, LabelledDirective, Module, Param, Statement
 from .operands import OperandSyntaxError, clear_caches, parse_instruction
 
 _GRAMMAR = Path(__file__).with_name("grammar") / "ptx.lark"
@@ -167,31 +167,51 @@ class _Build(Transformer):
 
 
 def _split_items(s: str, base: int, line: int, column0: int, blk: Block) -> None:
-    """Split the text of a STATEMENTS token (or a SCOPE's inside) into Statements and
-    simple Decls appended to `blk`. `base`/`line`/`column0` locate s[0] in the source."""
+    """Split the text of a STATEMENTS token (or a SCOPE's inside) into Statements, simple
+    Decls and LabelledDirectives appended to `blk`. `base`/`line`/`column0` locate s[0] in
+    the source."""
     items = blk.items
+    append = items.append
+    count = s.count
+    rfind = s.rfind
     prev = 0
     for m in SPLIT.finditer(s):
         kind = m.lastgroup
-        if kind == "trivia":
-            continue
-        st, en = m.start(), m.end()
-        line += s.count("\n", prev, st)
+        if kind == "ldir":
+            st = m.start("label")
+        else:
+            st = m.start(kind)
+        en = m.end()
+        line += count("\n", prev, st)
         prev = st
-        nl = s.rfind("\n", 0, st)
+        nl = rfind("\n", 0, st)
         column = column0 + st if nl < 0 else st - nl
-        text = m.group()
+        text = s[st:en]
         if kind == "instr":
-            items.append(Statement(is_label=False, start=base + st, end=base + en, line=line,
-                                   end_line=line + text.count("\n"), column=column, text=text))
+            append(Statement(False, base + st, base + en, line, line + text.count("\n"),
+                             column, text))
         elif kind == "label":
-            items.append(Statement(is_label=True, start=base + st, end=base + en, line=line,
-                                   end_line=line, column=column, text=text,
-                                   label=text.rstrip(":").rstrip()))
+            append(Statement(True, base + st, base + en, line, line, column, text,
+                             text[:-1].rstrip()))
+        elif kind == "ldir":
+            append(_labelled_directive(m, text, base + st, base + en, line))
         else:
             decls = _simple_decls(text, base + st, base + en, line)
             blk.decls.extend(decls)
             items.extend(decls)
+
+
+def _labelled_directive(m, text: str, start: int, end: int, line: int) -> LabelledDirective:
+    label = m.group("label")[:-1].rstrip()
+    body = m.group("ldir").strip()[:-1]           # `.branchtargets $L1, $L2`
+    word = re.match(r"\.\w+", body).group()
+    rest = body[len(word):].strip()
+    targets = ()
+    if word != ".callprototype":
+        targets = tuple(t.strip() for t in rest.split(",") if t.strip())
+    return LabelledDirective(label=label, directive=word, targets=targets, signature=rest,
+                             text=text, start=start, end=end, line=line,
+                             end_line=line + text.count("\n"))
 
 
 def _simple_decls(text: str, start: int, end: int, line: int) -> list:
@@ -288,17 +308,25 @@ def parse_bytes(data: bytes, name: str, path: str | None = None) -> Module:
         raise ParseError("empty module: expected a '.version' directive", file=name, line=1,
                          column=1, line_text=text.split("\n", 1)[0] if text else "",
                          expected=["'.version'"])
+    # the parse allocates ~10 objects per line and frees none: collections would only
+    # traverse them again and again
     was_enabled = gc.isenabled()
     gc.disable()
+    try:
+        return _build(text, data, name, path)
+    finally:
+        clear_caches()
+        if was_enabled:
+            gc.enable()
+
+
+def _build(text: str, data: bytes, name: str, path: str | None) -> Module:
     try:
         items = _lark().parse(text)
     except UnexpectedInput as exc:
         raise _lark_error(exc, text, name) from None
     except _OperandFailure as exc:
         _raise_at(text, exc.pos, name, exc.message, exc.expected)
-    finally:
-        if was_enabled:
-            gc.enable()
     module = Module(path=path, text=text, data=data, headers=[], decls=[], functions=[],
                     directives=[])
     for item in items:
@@ -322,8 +350,6 @@ def parse_bytes(data: bytes, name: str, path: str | None = None) -> Module:
             _number_statements(fn)
     except _OperandFailure as exc:
         _raise_at(text, exc.pos, name, exc.message, exc.expected)
-    finally:
-        clear_caches()
     return module
 
 
@@ -343,20 +369,30 @@ def _number_statements(fn: Function) -> None:
     out = fn.statements
     fn.body.depth = 0
 
+    tables = {".branchtargets": fn.branch_targets, ".calltargets": fn.call_targets,
+              ".callprototype": fn.prototypes}
+    append = out.append
+
     def walk(blk: Block, scoped: frozenset):
-        local = [d.name for d in blk.decls if d.space == ".reg" and d.count is None
-                 and not d.name.startswith("%")]
-        if local:
-            scoped = scoped | frozenset(local)
+        if blk.decls:
+            local = [d.name for d in blk.decls if d.space == ".reg" and d.count is None
+                     and not d.name.startswith("%")]
+            if local:
+                scoped = scoped | frozenset(local)
+        depth = blk.depth
+        n = len(out)
         for item in blk.items:
-            if isinstance(item, Statement):
-                item.index = len(out) + 1
-                item.depth = blk.depth
+            kind = type(item)
+            if kind is Statement:
+                n += 1
+                item.index = n
+                item.depth = depth
                 item.block = blk
                 item.function = fn
                 if not item.is_label:
                     try:
-                        item.guard, item.opcode, item.operands = parse_instruction(item._text, scoped)
+                        item.guard, item.opcode, item.operands = parse_instruction(item._text,
+                                                                                   scoped)
                     except OperandSyntaxError as exc:
                         missing = _missing_semicolon(item._text)
                         if missing is not None:
@@ -365,12 +401,15 @@ def _number_statements(fn: Function) -> None:
                                                   ["';'"]) from None
                         raise _OperandFailure(item.start + exc.offset, exc.message,
                                               exc.expected) from None
-                out.append(item)
-            elif isinstance(item, Block):
-                item.depth = blk.depth + 1
+                append(item)
+            elif kind is Block:
+                item.depth = depth + 1
                 walk(item, scoped)
-            elif isinstance(item, Decl):
-                item.depth = blk.depth
+                n = len(out)
+            else:
+                item.depth = depth
+                if kind is LabelledDirective:
+                    tables[item.directive][item.label] = item
 
     walk(fn.body, frozenset())
 
