@@ -66,13 +66,23 @@ class FunctionAnalysis:
         self.names = list(bit)
 
     def mask(self, names: Iterable[str]) -> int:
+        """The bitset of `names` (names the function never mentions are ignored)."""
         bit = self.bit
-        m = 0
+        if not isinstance(names, (set, frozenset, list, tuple)):
+            names = list(names)
+        if len(names) < 48:
+            m = 0
+            for n in names:
+                b = bit.get(n)
+                if b is not None:
+                    m |= 1 << b
+            return m
+        buf = bytearray((len(bit) >> 3) + 1)
         for n in names:
             b = bit.get(n)
             if b is not None:
-                m |= 1 << b
-        return m
+                buf[b >> 3] |= 1 << (b & 7)
+        return int.from_bytes(buf, "little")
 
     def names_of(self, mask: int) -> list[str]:
         """Register names of the set bits of `mask` (bit order)."""
@@ -134,31 +144,31 @@ class FunctionAnalysis:
     def block_live_out(self, bid: int) -> frozenset:
         return frozenset(self.names_of(self._out[bid]))
 
-    def _block_checkpoints(self, bid: int) -> list:
-        """Live-out sets of every _STRIDE-th statement of a block (from its end)."""
-        cps = self._checkpoints.get(bid)
-        if cps is None:
-            b = self.cfg.blocks[bid]
-            live = set(self.names_of(self._out[bid]))
-            cps = []
-            du = self.du
-            for k, i in enumerate(range(b.last, b.first - 1, -1)):
-                if k % _STRIDE == 0:
-                    cps.append(frozenset(live))
+    def _live_after(self, index: int) -> set:
+        """Live set right after statement `index`: from the nearest checkpoint at or
+        below the block's end. Checkpoints (every _STRIDE-th statement counted from the
+        block's end) are extended lazily, only as far down as queries need."""
+        b = self.cfg.block(index)
+        state = self._checkpoints.get(b.id)
+        if state is None:
+            # [checkpoint sets, live set at `next`, next statement to scan]
+            state = self._checkpoints[b.id] = [[], set(self.names_of(self._out[b.id])), b.last]
+        cps, live, nxt = state
+        du = self.du
+        k = (b.last - index) // _STRIDE
+        while len(cps) <= k:
+            # `live` is the live-out of statement `nxt`; record it, scan _STRIDE statements
+            cps.append(frozenset(live))
+            stop = max(nxt - _STRIDE, b.first - 1)
+            for i in range(nxt, stop, -1):
                 d = du[i - 1]
                 if d.kills:
                     live.difference_update(d.kills)
                 if d.uses:
                     live.update(d.uses)
-            self._checkpoints[bid] = cps
-        return cps
-
-    def _live_after(self, index: int) -> set:
-        b = self.cfg.block(index)
-        cps = self._block_checkpoints(b.id)
-        k = (b.last - index) // _STRIDE
+            nxt = stop
+        state[2] = nxt
         live = set(cps[k])
-        du = self.du
         for i in range(b.last - k * _STRIDE, index, -1):
             d = du[i - 1]
             if d.kills:

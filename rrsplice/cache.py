@@ -1,0 +1,228 @@
+"""An on-disk cache of parsed modules and function analyses.
+
+Parsing a 37k-line module takes about half a second; loading its pickled model takes a
+fraction of that. Entries are keyed by the SHA-256 of the file's bytes together with the
+rrsplice version and a hash of the sources that shape the cached objects (the grammar, the
+parser and the model for modules; also the semantics table, CFG and dataflow code for
+analyses), so editing the file or the tool never serves a stale entry.
+
+Location: `platformdirs.user_cache_dir("rrsplice")`, or `$RRSPLICE_CACHE_DIR`.
+`RRSPLICE_NO_CACHE=1` turns the cache off. Any failure to read an entry (truncated,
+corrupted, written by another version, not the right object) is treated as a miss: the
+module is parsed again and the entry rewritten atomically (temporary file + rename), so
+concurrent readers only ever see whole files. Failure to write is silent: the cache is an
+optimisation, never a requirement.
+"""
+
+from __future__ import annotations
+
+import copyreg
+import gc
+import hashlib
+import os
+import pickle
+import sys
+import tempfile
+from pathlib import Path
+from typing import Optional
+
+from . import __version__
+from . import model as _model
+from .model import Function, Module
+from .parse import parse_bytes
+
+_FORMAT = 1
+_PKG = Path(__file__).resolve().parent
+_MODEL_SOURCES = ("grammar/ptx.lark", "lexicon.py", "parse.py", "operands.py", "model.py")
+_ANALYSIS_SOURCES = ("semantics.py", "cfg.py", "dataflow.py")
+
+_source_hashes: dict = {}
+_keys: dict = {}          # id(module) -> (module, content key)
+
+
+def enabled() -> bool:
+    return os.environ.get("RRSPLICE_NO_CACHE", "").strip() not in ("1", "true", "yes", "on")
+
+
+def cache_dir() -> Path:
+    env = os.environ.get("RRSPLICE_CACHE_DIR")
+    if env:
+        return Path(env).expanduser()
+    import platformdirs
+    return Path(platformdirs.user_cache_dir("rrsplice"))
+
+
+def _sources_hash(names: tuple) -> str:
+    h = _source_hashes.get(names)
+    if h is None:
+        d = hashlib.sha256()
+        for n in names:
+            try:
+                d.update((_PKG / n).read_bytes())
+            except OSError:
+                d.update(b"?" + n.encode())
+        h = _source_hashes[names] = d.hexdigest()[:16]
+    return h
+
+
+def module_key(data: bytes) -> str:
+    """The cache key of a module's bytes under this rrsplice."""
+    d = hashlib.sha256(data)
+    d.update(f"|{__version__}|{_FORMAT}|{sys.version_info[:2]}|".encode())
+    d.update(_sources_hash(_MODEL_SOURCES).encode())
+    return d.hexdigest()
+
+
+def _read(path: Path):
+    was = gc.isenabled()
+    gc.disable()          # unpickling thousands of objects: the collector only slows it
+    try:
+        with open(path, "rb") as f:
+            return pickle.load(f)
+    finally:
+        if was:
+            gc.enable()
+
+
+def _rebuild(cls, values):
+    """Recreate a slotted model object from its slot values (see `_reducer`)."""
+    obj = object.__new__(cls)
+    setter = object.__setattr__
+    for name, value in zip(cls.__slots__, values):
+        setter(obj, name, value)
+    return obj
+
+
+def _reducer(cls):
+    slots = tuple(cls.__slots__)
+
+    def reduce(obj):
+        return _rebuild, (cls, tuple(getattr(obj, n) for n in slots))
+    return reduce
+
+
+def _dispatch_table() -> dict:
+    """Compact, fast-to-load reductions for the many small slotted model objects
+    (statements and operands): one tuple of slot values each, instead of the per-object
+    state dictionaries (and Python-level __setstate__ of frozen dataclasses) pickle uses by
+    default. Only classes whose every slot is always set qualify."""
+    table = copyreg.dispatch_table.copy()
+    for name in ("Statement", "Reg", "Negated", "Imm", "Symbol", "Vector", "Address",
+                 "PredPair", "ParenList", "Sink", "Guard"):
+        cls = getattr(_model, name, None)
+        slots = getattr(cls, "__slots__", None)
+        if cls is not None and isinstance(slots, (tuple, list)) and "__dict__" not in slots:
+            table[cls] = _reducer(cls)
+    return table
+
+
+def _write(path: Path, obj) -> None:
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        fd, tmp = tempfile.mkstemp(prefix=path.name + ".", suffix=".tmp", dir=path.parent)
+        try:
+            with os.fdopen(fd, "wb") as f:
+                pickler = pickle.Pickler(f, protocol=pickle.HIGHEST_PROTOCOL)
+                pickler.dispatch_table = _dispatch_table()
+                pickler.dump(obj)
+            os.replace(tmp, path)
+        except BaseException:
+            try:
+                os.unlink(tmp)
+            except OSError:
+                pass
+            raise
+    except (OSError, pickle.PicklingError, RecursionError, TypeError):
+        pass
+
+
+def _remember_key(module: Module, key: str) -> None:
+    _keys[id(module)] = (module, key)
+    while len(_keys) > 32:
+        _keys.pop(next(iter(_keys)))
+
+
+def _key_of(module: Module) -> str:
+    hit = _keys.get(id(module))
+    if hit is not None and hit[0] is module:
+        return hit[1]
+    key = module_key(module.data)
+    _remember_key(module, key)
+    return key
+
+
+def load_module(path) -> Module:
+    """The parsed model of the PTX file at `path`, from the cache when it holds this exact
+    content, else parsed (and then stored)."""
+    path = os.fspath(path)
+    data = Path(path).read_bytes()
+    if not enabled():
+        return parse_bytes(data, path, path=path)
+    key = module_key(data)
+    entry = cache_dir() / "modules" / f"{key}.pickle"
+    module = None
+    if entry.is_file():
+        try:
+            obj = _read(entry)
+            if isinstance(obj, Module) and obj.data == data:
+                module = obj
+        except Exception:  # noqa: BLE001 - any broken entry is just a miss
+            module = None
+    if module is None:
+        module = parse_bytes(data, path, path=path)
+        _write(entry, module)
+    module.path = path
+    _remember_key(module, key)
+    return module
+
+
+def load_analysis(module: Module, fn: Function):
+    """`rrsplice.dataflow.analyze(fn)`, stored next to the module's cache entry so a
+    repeated query skips def/use, CFG and the liveness fixed point as well."""
+    from .dataflow import FunctionAnalysis, analyze, remember
+    if not enabled():
+        return analyze(fn)
+    try:
+        index = module.functions.index(fn)
+    except ValueError:
+        return analyze(fn)
+    key = _key_of(module)
+    akey = hashlib.sha256(f"{key}|{index}|{fn.name}|{len(fn.statements)}|"
+                          f"{_sources_hash(_ANALYSIS_SOURCES)}".encode()).hexdigest()
+    entry = cache_dir() / "analysis" / f"{akey}.pickle"
+    if entry.is_file():
+        try:
+            fa = _read(entry)
+            if (isinstance(fa, FunctionAnalysis) and len(fa.du) == len(fn.statements)
+                    and len(fa.cfg.block_of) == len(fn.statements) + 1):
+                remember(fn, fa)
+                return fa
+        except Exception:  # noqa: BLE001
+            pass
+    fa = analyze(fn)
+    _write(entry, fa)
+    return fa
+
+
+def clear() -> int:
+    """Delete every cache entry; returns how many files were removed."""
+    n = 0
+    root = cache_dir()
+    for sub in ("modules", "analysis"):
+        d = root / sub
+        if d.is_dir():
+            for p in d.iterdir():
+                if p.suffix in (".pickle", ".tmp") or p.name.endswith(".tmp"):
+                    try:
+                        p.unlink()
+                        n += 1
+                    except OSError:
+                        pass
+    return n
+
+
+def entry_path(path) -> Optional[Path]:
+    """Where the module cache entry for the file at `path` lives (None when disabled)."""
+    if not enabled():
+        return None
+    return cache_dir() / "modules" / f"{module_key(Path(path).read_bytes())}.pickle"
