@@ -1,0 +1,522 @@
+"""Recipe modules: import by path, call `recipe()`, normalise the result, find the PTX module.
+
+A recipe is the users' own, self-contained Python module (it imports nothing from rrsplice).
+`recipe()` returns one of these dicts, all accepted unchanged:
+
+=================  =========================================================================
+form               keys (besides ``file``, the PTX module's name)
+=================  =========================================================================
+``cut_call``       ``cut_call=(first, end)`` half-open physical lines, ``call=TEXT`` that
+                   replaces them, ``extern=TEXT`` the callee's ``.extern .func`` declaration
+``debug``          ``debug=(line, [regs])``, ``debug_block=FN`` (``FN(regs) -> TEXT``, or the
+                   text itself): keep the body, insert the block after ``line``
+``baseline``       nothing else: the unedited module
+``cut_after``      ``cut_after=LINE``, ``cut_check=TEXT`` (must occur in line LINE),
+                   ``tail=TEXT``: the module is truncated after LINE and TEXT appended
+``delete``         ``delete=(first, end)`` half-open like ``cut_call``, ``delete_check=(A, B)``
+                   (texts that must occur in lines ``first`` and ``end-1``), ``insert=TEXT``
+``replace_body``   ``replace_body=ENTRY`` (a name, or True for the module's only entry),
+                   ``stub=TEXT``: everything between the body's braces is replaced
+=================  =========================================================================
+
+``extern`` is also accepted with ``cut_after``, ``delete`` and ``replace_body``; ``entry=NAME``
+with every form. Anything else is a :class:`RecipeError` naming the recipe file and the key.
+
+Module constants (``MODULE``, ``CALLEE``, ``A_REGS``, ``C_REGS``, ``RET_REGS``, ``SCRATCH``,
+``W_REG``, ``V_REG``, ``RET_STRIDE``, ``ENTRY``) are read when present, never required.
+
+The PTX module is resolved by :func:`resolve_module`: ``--corpus DIR``, ``$RRSPLICE_CORPUS``,
+``[tool.rrsplice] corpus``, ``~/.cache/d4r-rr-corpus``, the bundled ``corpus_fixtures/``.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import importlib.util
+import itertools
+import os
+import re
+import sys
+import traceback
+from contextlib import contextmanager
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Callable, Optional
+
+from .errors import RRSpliceError
+
+DEBUG_ENV = "D4R_RRSWIN_DEBUG"
+CORPUS_ENV = "RRSPLICE_CORPUS"
+USER_CORPUS = Path("~/.cache/d4r-rr-corpus")
+BUNDLED_CORPUS = Path(__file__).resolve().parent.parent / "corpus_fixtures"
+
+CONSTANTS = ("MODULE", "CALLEE", "ENTRY", "CUT_CALL", "A_REGS", "C_REGS", "RET_REGS",
+             "RET_STRIDE", "SCRATCH", "W_REG", "V_REG", "PASSED", "ABI")
+
+# form -> (required keys, optional keys); `file` and `entry` are common to all
+FORMS = {
+    "cut_call": ({"cut_call", "call"}, {"extern"}),
+    "debug": ({"debug"}, {"debug_block"}),
+    "cut_after": ({"cut_after", "tail"}, {"cut_check", "extern"}),
+    "delete": ({"delete", "insert"}, {"delete_check", "extern"}),
+    "replace_body": ({"replace_body", "stub"}, {"extern"}),
+    "baseline": (set(), set()),
+}
+COMMON = {"file", "entry"}
+KNOWN_KEYS = set(COMMON).union(*(r | o for r, o in FORMS.values()))
+
+
+class RecipeError(RRSpliceError):
+    """A recipe that cannot be imported, whose `recipe()` fails, or whose result is malformed;
+    names the recipe file and, where there is one, the offending key."""
+
+    def __init__(self, path, message: str, key: Optional[str] = None):
+        self.path = str(path)
+        self.key = key
+        self.message = message
+        where = f"{self.path}: " + (f"key {key!r}: " if key else "")
+        super().__init__(where + message)
+
+    def to_json(self) -> dict:
+        return {"recipe": self.path, "key": self.key, "message": self.message}
+
+
+class ModuleNotFound(RecipeError):
+    """The recipe's PTX module is in none of the corpus directories."""
+
+
+@dataclass
+class Recipe:
+    """A loaded, normalised recipe."""
+    path: Path
+    module: Any                      # the imported Python module
+    raw: dict                        # what recipe() returned
+    form: str                        # a key of FORMS
+    file: str                        # the PTX module's name (as the recipe gave it)
+    cut_call: Optional[tuple] = None
+    call: Optional[str] = None
+    extern: Optional[str] = None
+    debug: Optional[tuple] = None    # (line, [regs])
+    debug_block: Any = None          # callable(regs) -> str, or str
+    cut_after: Optional[int] = None
+    cut_check: Optional[str] = None
+    tail: Optional[str] = None
+    delete: Optional[tuple] = None
+    delete_check: Optional[tuple] = None
+    insert: Optional[str] = None
+    replace_body: Any = None
+    stub: Optional[str] = None
+    entry_key: Optional[str] = None
+    constants: dict = field(default_factory=dict)
+    debug_env: Optional[str] = None  # the D4R_RRSWIN_DEBUG value recipe() was called with
+
+    @property
+    def name(self) -> str:
+        return self.path.stem
+
+    @property
+    def doc(self) -> str:
+        return getattr(self.module, "__doc__", None) or ""
+
+    def const(self, name: str, default=None):
+        return self.constants.get(name, default)
+
+    @property
+    def layer(self) -> str:
+        """The layer a recipe is for (`dec2` of `swin_dec2_recipe.py`), used to qualify its
+        debug-stage names."""
+        return recipe_layer(self)
+
+    def entry_candidates(self) -> list[tuple[str, str]]:
+        return entry_candidates(self)
+
+    @property
+    def entry(self) -> Optional[str]:
+        c = entry_candidates(self)
+        return c[0][0] if c else None
+
+    def stages(self) -> dict:
+        """The recipe's `stages()` table (name -> (line, [regs])), names as written."""
+        fn = getattr(self.module, "stages", None)
+        if fn is None:
+            table = getattr(self.module, "STAGES", None)
+            if table is None:
+                return {}
+        else:
+            if not callable(fn):
+                raise RecipeError(self.path, "`stages` must be a function returning "
+                                  "{name: (line, [regs])}", "stages")
+            try:
+                table = fn()
+            except Exception as exc:  # noqa: BLE001 - users' code
+                raise RecipeError(self.path, f"stages() raised {_exc_summary(exc, self.path)}",
+                                  "stages") from None
+        if not isinstance(table, dict):
+            raise RecipeError(self.path, f"stages() returned {type(table).__name__}, "
+                              "expected a dict {name: (line, [regs])}", "stages")
+        out = {}
+        for name, val in table.items():
+            if not isinstance(name, str):
+                raise RecipeError(self.path, f"stage name {name!r} is not a string", "stages")
+            out[name] = _line_regs(self.path, f"stages[{name!r}]", val)
+        return out
+
+
+# ------------------------------------------------------------------ importing
+
+_counter = itertools.count()
+
+
+@contextmanager
+def _env(name: str, value: Optional[str]):
+    """Set (or, with a value of None, leave alone) an environment variable for a while."""
+    if value is None:
+        yield
+        return
+    old = os.environ.get(name)
+    os.environ[name] = value
+    try:
+        yield
+    finally:
+        if old is None:
+            os.environ.pop(name, None)
+        else:
+            os.environ[name] = old
+
+
+def _exc_summary(exc: BaseException, path: Path) -> str:
+    """`TypeError: ...` plus the last line of the recipe file involved, if any."""
+    where = ""
+    for fr in reversed(traceback.extract_tb(exc.__traceback__)):
+        try:
+            same = Path(fr.filename).resolve() == Path(path).resolve()
+        except OSError:
+            same = False
+        if same:
+            where = f" (line {fr.lineno}" + (f": {fr.line.strip()}" if fr.line else "") + ")"
+            break
+    return f"{type(exc).__name__}: {exc}{where}"
+
+
+def import_recipe(path) -> Any:
+    """Import the recipe file under a unique module name (two recipes with the same file
+    name never share a module)."""
+    path = Path(path)
+    if not path.is_file():
+        raise RecipeError(path, "no such recipe file")
+    digest = hashlib.sha1(str(path.resolve()).encode()).hexdigest()[:10]
+    stem = re.sub(r"\W", "_", path.stem)
+    modname = f"_rrsplice_recipe_{stem}_{digest}_{next(_counter)}"
+    spec = importlib.util.spec_from_file_location(modname, path)
+    if spec is None or spec.loader is None:
+        raise RecipeError(path, "cannot be imported as a Python module (is it a .py file?)")
+    mod = importlib.util.module_from_spec(spec)
+    sys.modules[modname] = mod
+    try:
+        spec.loader.exec_module(mod)
+    except SyntaxError as exc:
+        sys.modules.pop(modname, None)
+        raise RecipeError(path, f"does not import: SyntaxError: {exc.msg} "
+                          f"(line {exc.lineno})") from None
+    except (Exception, SystemExit) as exc:  # noqa: BLE001 - users' code
+        sys.modules.pop(modname, None)
+        raise RecipeError(path, f"does not import: {_exc_summary(exc, path)}") from None
+    return mod
+
+
+def load_recipe(path, *, debug: Optional[str] = None) -> Recipe:
+    """Import `path`, call its `recipe()` and normalise the result.
+
+    `debug`, when given, is put in `$D4R_RRSWIN_DEBUG` while the recipe is imported and
+    `recipe()` runs (recipes that read the variable return their debug form then).
+    """
+    path = Path(path)
+    with _env(DEBUG_ENV, debug):
+        mod = import_recipe(path)
+        fn = getattr(mod, "recipe", None)
+        if fn is None:
+            raise RecipeError(path, "defines no recipe() function", "recipe")
+        if not callable(fn):
+            raise RecipeError(path, "`recipe` is not a function", "recipe")
+        try:
+            raw = fn()
+        except Exception as exc:  # noqa: BLE001 - users' code
+            raise RecipeError(path, f"recipe() raised {_exc_summary(exc, path)}",
+                              "recipe") from None
+        env_value = os.environ.get(DEBUG_ENV)
+    rec = normalise(path, mod, raw)
+    rec.debug_env = env_value
+    return rec
+
+
+# ------------------------------------------------------------------ normalising
+
+def _is_int(v) -> bool:
+    return isinstance(v, int) and not isinstance(v, bool)
+
+
+def _line_pair(path, key, v) -> tuple:
+    if not isinstance(v, (tuple, list)) or len(v) != 2 or not all(_is_int(x) for x in v):
+        raise RecipeError(path, f"expected (first, end), two line numbers; got {v!r}"[:300], key)
+    a, b = v
+    if a < 1 or b <= a:
+        raise RecipeError(path, f"({a}, {b}) is not a half-open line interval "
+                          "first < end, first >= 1", key)
+    return (a, b)
+
+
+def _text(path, key, v) -> str:
+    if not isinstance(v, str):
+        raise RecipeError(path, f"expected text (str), got {type(v).__name__}", key)
+    return v
+
+
+def _line_regs(path, key, v) -> tuple:
+    if (not isinstance(v, (tuple, list)) or len(v) != 2 or not _is_int(v[0])
+            or not isinstance(v[1], (list, tuple))
+            or not all(isinstance(r, str) for r in v[1])):
+        raise RecipeError(path, f"expected (line, [registers]); got {v!r}"[:300], key)
+    if v[0] < 1:
+        raise RecipeError(path, f"line {v[0]} is not a line number", key)
+    return (v[0], list(v[1]))
+
+
+def normalise(path, mod, raw) -> Recipe:
+    """Validate a `recipe()` result and turn it into a Recipe."""
+    path = Path(path)
+    if not isinstance(raw, dict):
+        raise RecipeError(path, f"recipe() returned {type(raw).__name__}, expected a dict "
+                          "such as dict(file=..., cut_call=(first, end), call=..., extern=...)",
+                          "recipe")
+    for k in raw:
+        if not isinstance(k, str):
+            raise RecipeError(path, f"recipe() returned a non-string key {k!r}", repr(k))
+    unknown = sorted(set(raw) - KNOWN_KEYS)
+    if unknown:
+        raise RecipeError(path, "unknown key in recipe() result; known keys: "
+                          + ", ".join(sorted(KNOWN_KEYS)), unknown[0])
+    keys = set(raw) - COMMON
+    forms = [f for f, (req, opt) in FORMS.items() if req and req & keys]
+    if len(forms) > 1:
+        a, b = forms[:2]
+        ka = sorted(FORMS[a][0] & keys)[0]
+        kb = sorted(FORMS[b][0] & keys)[0]
+        raise RecipeError(path, f"mixes two recipe forms: {ka!r} ({a}) and {kb!r} ({b})", kb)
+    form = forms[0] if forms else "baseline"
+    req, opt = FORMS[form]
+    missing = sorted(req - keys)
+    if missing:
+        raise RecipeError(path, f"missing: the {form} form needs "
+                          + ", ".join(sorted(req)), missing[0])
+    stray = sorted(keys - req - opt)
+    if stray:
+        raise RecipeError(path, f"not allowed with the {form} form (allowed: "
+                          + ", ".join(sorted(req | opt | COMMON)) + ")", stray[0])
+    if "file" not in raw:
+        raise RecipeError(path, "missing: every recipe names its PTX module with file=...",
+                          "file")
+    f = raw["file"]
+    if not isinstance(f, (str, os.PathLike)):
+        raise RecipeError(path, f"expected a file name (str), got {type(f).__name__}", "file")
+    f = os.fspath(f)
+    if not f.strip():
+        raise RecipeError(path, "empty file name", "file")
+
+    constants = {k: getattr(mod, k) for k in CONSTANTS if hasattr(mod, k)}
+    rec = Recipe(path=path, module=mod, raw=raw, form=form, file=f, constants=constants)
+    if "entry" in raw:
+        rec.entry_key = _text(path, "entry", raw["entry"])
+    if "extern" in raw:
+        rec.extern = _text(path, "extern", raw["extern"])
+    if form == "cut_call":
+        rec.cut_call = _line_pair(path, "cut_call", raw["cut_call"])
+        rec.call = _text(path, "call", raw["call"])
+    elif form == "debug":
+        rec.debug = _line_regs(path, "debug", raw["debug"])
+        blk = raw.get("debug_block")
+        if blk is not None and not (callable(blk) or isinstance(blk, str)):
+            raise RecipeError(path, f"expected a function FN(regs) -> text (or the text), got "
+                              f"{type(blk).__name__}", "debug_block")
+        rec.debug_block = blk
+    elif form == "cut_after":
+        v = raw["cut_after"]
+        if not _is_int(v) or v < 1:
+            raise RecipeError(path, f"expected a line number, got {v!r}", "cut_after")
+        rec.cut_after = v
+        if "cut_check" in raw:
+            rec.cut_check = _text(path, "cut_check", raw["cut_check"])
+        rec.tail = _text(path, "tail", raw["tail"])
+    elif form == "delete":
+        rec.delete = _line_pair(path, "delete", raw["delete"])
+        if "delete_check" in raw:
+            v = raw["delete_check"]
+            if isinstance(v, str):
+                v = (v, None)
+            if (not isinstance(v, (tuple, list)) or len(v) != 2
+                    or not all(x is None or isinstance(x, str) for x in v)):
+                raise RecipeError(path, "expected (first line's text, last line's text)",
+                                  "delete_check")
+            rec.delete_check = tuple(v)
+        rec.insert = _text(path, "insert", raw["insert"])
+    elif form == "replace_body":
+        v = raw["replace_body"]
+        if not (isinstance(v, str) or v is True):
+            raise RecipeError(path, f"expected the entry's name (or True), got {v!r}",
+                              "replace_body")
+        rec.replace_body = v
+        rec.stub = _text(path, "stub", raw["stub"])
+    return rec
+
+
+# ------------------------------------------------------------------ which entry, which layer
+
+_KERNEL = re.compile(r"\b(cuda_dldn_engine_swin_([A-Za-z0-9]+)_kernel)\b")
+_FILE_LAYER = re.compile(r"^swin_([A-Za-z0-9]+?)(?:_recipe)?(?:_.*)?$")
+
+
+def _mangled_function(sym: str) -> Optional[str]:
+    """`_ZZ33cuda_..._kernel33Dldn...E4smem` -> `cuda_..._kernel` (a local static's owner)."""
+    m = re.match(r"_ZZ(\d+)", sym)
+    if not m:
+        return None
+    n = int(m.group(1))
+    name = sym[m.end():m.end() + n]
+    return name if len(name) == n else None
+
+
+def entry_candidates(rec: Recipe) -> list[tuple[str, str]]:
+    """The entry names the recipe is for, best first, each with where it came from."""
+    out: list[tuple[str, str]] = []
+
+    def add(name, why):
+        if name and name not in [n for n, _ in out]:
+            out.append((name, why))
+
+    if rec.entry_key:
+        add(rec.entry_key, "the recipe's entry= key")
+    if isinstance(rec.replace_body, str):
+        add(rec.replace_body, "the recipe's replace_body= key")
+    ent = rec.constants.get("ENTRY")
+    if isinstance(ent, str):
+        add(ent, "the recipe's ENTRY")
+    m = _KERNEL.search(rec.doc)
+    if m:
+        add(m.group(1), "the recipe's docstring")
+    m = _FILE_LAYER.match(rec.path.stem)
+    if m:
+        add(f"cuda_dldn_engine_swin_{m.group(1)}_kernel", f"the recipe's file name {rec.path.name}")
+    sc = rec.constants.get("SCRATCH")
+    if isinstance(sc, str):
+        add(_mangled_function(sc), "the recipe's SCRATCH symbol")
+    callee = rec.constants.get("CALLEE")
+    if isinstance(callee, str):
+        m = re.match(r"^d4r_swin_([A-Za-z0-9]+)$", callee)
+        if m:
+            add(f"cuda_dldn_engine_swin_{m.group(1)}_kernel", "the recipe's CALLEE")
+    return out
+
+
+def recipe_layer(rec: Recipe) -> str:
+    layer = rec.constants.get("LAYER") or getattr(rec.module, "LAYER", None)
+    if isinstance(layer, str) and layer:
+        return layer
+    m = _FILE_LAYER.match(rec.path.stem)
+    if m:
+        return m.group(1)
+    ent = rec.entry
+    if ent:
+        m = _KERNEL.fullmatch(ent)
+        if m:
+            return m.group(2)
+        return ent
+    return rec.path.stem
+
+
+# ------------------------------------------------------------------ module resolution
+
+def corpus_dirs(corpus=None, start: Optional[Path] = None) -> list[tuple[Path, str]]:
+    """Corpus directories in lookup order, each with where it came from (existing or not)."""
+    from .config import load_config
+
+    out: list[tuple[Path, str]] = []
+
+    def add(p, why):
+        if p is None:
+            return
+        p = Path(os.path.expanduser(str(p)))
+        if all(p.resolve() != q.resolve() for q, _ in out):
+            out.append((p, why))
+
+    add(corpus, "--corpus")
+    add(os.environ.get(CORPUS_ENV) or None, f"${CORPUS_ENV}")
+    seen_cfg = set()
+    for base in (Path.cwd(), start):
+        if base is None:
+            continue
+        try:
+            cfg = load_config(base)
+        except RRSpliceError:
+            continue
+        if cfg.corpus is not None and cfg.corpus not in seen_cfg:
+            seen_cfg.add(cfg.corpus)
+            add(cfg.corpus, "[tool.rrsplice] corpus")
+    add(USER_CORPUS, str(USER_CORPUS))
+    add(BUNDLED_CORPUS, "the bundled corpus_fixtures/")
+    return out
+
+
+def defines_entry(ptx: Path, entry: str) -> bool:
+    """Cheap test (no parse): does the file declare `.entry ENTRY(`?"""
+    try:
+        data = ptx.read_bytes()
+    except OSError:
+        return False
+    return re.search(rb"\.entry\s+" + re.escape(entry.encode()) + rb"\s*\(", data) is not None
+
+
+def resolve_module(recipe, corpus=None) -> tuple[Path, Optional[str]]:
+    """Where the recipe's PTX module is, and a note when it was not simply the named file.
+
+    `recipe` is a Recipe or a recipe path. The named `file` is looked up (absolute paths as
+    they are) in `--corpus`, `$RRSPLICE_CORPUS`, `[tool.rrsplice] corpus`,
+    `~/.cache/d4r-rr-corpus` and the bundled `corpus_fixtures/`, first hit wins. If the file
+    found does not define the recipe's entry (or no file of that name exists), the first
+    module of those corpora, in name order, that defines the entry is used and the note says
+    so.
+    """
+    rec = recipe if isinstance(recipe, Recipe) else load_recipe(recipe)
+    dirs = corpus_dirs(corpus, rec.path.parent)
+    name = Path(os.path.expanduser(rec.file))
+    entry = rec.entry
+    found: Optional[Path] = None
+    if name.is_absolute():
+        if name.is_file():
+            found = name
+    else:
+        for d, _why in dirs:
+            cand = d / name
+            if cand.is_file():
+                found = cand
+                break
+    if found is not None and (entry is None or defines_entry(found, entry)):
+        return found, None
+    looked = ", ".join(f"{d} ({why})" for d, why in dirs if d.is_dir()) or "no corpus directory"
+    if entry is not None:
+        for d, why in dirs:
+            if not d.is_dir():
+                continue
+            for cand in sorted(d.glob("*.ptx")):
+                if cand.is_file() and defines_entry(cand, entry):
+                    if found is not None:
+                        note = (f"{found} does not define {entry}; using {cand} "
+                                f"(from {why}), which does")
+                    else:
+                        note = (f"{rec.file} is not in the corpus; using {cand} (from {why}), "
+                                f"which defines {entry}")
+                    return cand, note
+        if found is not None:
+            raise ModuleNotFound(rec.path, f"{found} does not define {entry} (the entry named "
+                                 f"by {dict(rec.entry_candidates())[entry]}), and no module in "
+                                 f"{looked} does", "file")
+    raise ModuleNotFound(rec.path, f"module {rec.file!r} not found; looked in {looked}"
+                         + (f" (nor any module defining {entry})" if entry else ""), "file")
