@@ -1,0 +1,210 @@
+"""`rrsplice liveness`: what a statement range needs from before it and hands to after it."""
+
+from __future__ import annotations
+
+import importlib.util
+import os
+from pathlib import Path
+from typing import Optional
+
+import click
+from rich.table import Table
+
+from ..cache import load_analysis, load_module
+from ..config import default_module, load_config
+from ..errors import RRSpliceError
+from ..select import (SelectionError, StatementRange, lines_to_range, parse_line_range,
+                      parse_statement_range, select_function)
+from ..semantics import uncovered
+from .app import console, entry_option, json_option, main, note, print_json
+
+
+class TargetError(RRSpliceError):
+    """The TARGET is neither a readable .ptx file nor a usable recipe module."""
+
+
+def _recipe_fallback(path: Path) -> tuple[Path, Optional[str], Optional[tuple]]:
+    """Import a recipe by path, call recipe(), resolve `file` next to the recipe, then in
+    `[tool.rrsplice] corpus` (used when rrsplice.recipe is not available)."""
+    spec = importlib.util.spec_from_file_location(f"_rrsplice_liveness_{abs(hash(path))}", path)
+    if spec is None or spec.loader is None:
+        raise TargetError(f"{path}: cannot be imported as a Python module")
+    mod = importlib.util.module_from_spec(spec)
+    try:
+        spec.loader.exec_module(mod)
+        raw = mod.recipe()
+    except Exception as exc:  # noqa: BLE001 - users' code
+        raise TargetError(f"{path}: recipe() failed: {type(exc).__name__}: {exc}") from None
+    if not isinstance(raw, dict) or not isinstance(raw.get("file"), str):
+        raise TargetError(f"{path}: recipe() must return a dict with a 'file' key")
+    name = Path(os.path.expanduser(raw["file"]))
+    cands = [name] if name.is_absolute() else [path.parent / name]
+    corpus = load_config(path.parent).corpus
+    if corpus is not None and not name.is_absolute():
+        cands.append(corpus / name)
+    for c in cands:
+        if c.is_file():
+            return c, None, raw.get("cut_call")
+    raise TargetError(f"{path}: module {raw['file']!r} not found (looked in "
+                      + ", ".join(str(c.parent) for c in cands) + ")")
+
+
+def resolve_target(target: Optional[str]) -> tuple[Path, Optional[str], Optional[str],
+                                                   Optional[tuple]]:
+    """TARGET -> (module path, note, entry suggested by a recipe, recipe's cut_call)."""
+    if target is None:
+        return default_module(), None, None, None
+    p = Path(target)
+    if p.suffix != ".py":
+        return p, None, None, None
+    try:
+        from .. import recipe as recipe_mod
+    except ImportError:
+        recipe_mod = None
+    if recipe_mod is not None and hasattr(recipe_mod, "resolve_module"):
+        rec = recipe_mod.load_recipe(p)
+        path, why = recipe_mod.resolve_module(rec)
+        return Path(path), why, getattr(rec, "entry", None), getattr(rec, "cut_call", None)
+    path, why, cut = _recipe_fallback(p)
+    return path, why, None, cut
+
+
+def _classify(fa, rng):
+    """(rows, provenance available?) for the live-in registers of rng."""
+    try:
+        from ..provenance import classify_live_in
+    except ImportError:
+        classify_live_in = None
+    if classify_live_in is not None:
+        rows = []
+        for c in classify_live_in(fa, rng):
+            defs = getattr(c, "reaching_defs", None)
+            if defs is None:
+                defs = fa.reaching_defs(rng.first, c.reg)
+            rows.append((c.reg, c.klass, c.detail, list(defs)))
+        return rows, True
+    return [(r, "passed", "provenance unavailable", fa.reaching_defs(rng.first, r))
+            for r in fa.range_live_in(rng)], False
+
+
+def liveness_report(fa, rng) -> dict:
+    """The data `rrsplice liveness` prints (also its --json form)."""
+    fn = fa.fn
+
+    def where(i: int) -> dict:
+        st = fn.statements[i - 1]
+        return {"sid": f"s{i}", "line": st.line, "text": " ".join(st.text.split())[:120]}
+
+    rows, have_prov = _classify(fa, rng)
+    first, last = fn.statements[rng.first - 1], fn.statements[rng.last - 1]
+    live_out = fa.range_live_out(rng)
+    report = {
+        "function": fn.name,
+        "range": str(rng),
+        "lines": [first.line, last.end_line],
+        "statements": len(rng),
+        "entries": [f"s{i}" for i in fa.range_entries(rng)],
+        "exits": [[f"s{a}", f"s{b}"] for a, b in fa.range_exits(rng)],
+        "provenance": have_prov,
+        "live_in": [{"register": r, "class": k, "detail": d,
+                     "reaching_defs": [where(i) for i in defs]} for r, k, d, defs in rows],
+        "live_out": [{"register": r,
+                      "first_uses_after": [where(i) for i in fa.first_uses_after(rng, r)]}
+                     for r in live_out],
+        "live_out_also_passed_in": fa.range_pass_in_for_out(rng),
+        "warnings": [],
+    }
+    unc = uncovered(fn)
+    if unc:
+        report["warnings"].append(
+            "opcodes not in the semantics table (treated conservatively): "
+            + ", ".join(f"{op} at " + " ".join(f"s{i}" for i in idx[:5])
+                        + (" ..." if len(idx) > 5 else "") for op, idx in sorted(unc.items())))
+    if fa.cfg.unresolved:
+        report["warnings"].append(
+            "branch targets not found (those paths are missing from the CFG): "
+            + ", ".join(f"s{i} -> {lab}" for i, lab in fa.cfg.unresolved))
+    return report
+
+
+def _defs_text(items: list) -> str:
+    if not items:
+        return "[dim]none (undefined at entry)[/dim]"
+    shown = [f"{d['sid']} (L{d['line']})" for d in items[:4]]
+    if len(items) > 4:
+        shown.append(f"+{len(items) - 4} more")
+    return ", ".join(shown)
+
+
+@main.command("liveness")
+@click.argument("target", required=False)
+@click.option("--range", "range_text", metavar="sA-sB", default=None,
+              help="Statement range, e.g. s452-s15510.")
+@click.option("--lines", "lines_text", metavar="L1-L2", default=None,
+              help="Physical lines (inclusive); the statements lying within them.")
+@entry_option
+@json_option
+def liveness_cmd(target, range_text, lines_text, entry, as_json):
+    """Live-in (with classification and reaching definitions) and live-out (with first
+    uses after it) of a statement range of TARGET (a .ptx file or a recipe module; without
+    it, [tool.rrsplice] default_module). A recipe's own cut is used when no range is given."""
+    path, why, rec_entry, cut = resolve_target(target)
+    if why:
+        note(why, as_json)
+    if range_text is not None and lines_text is not None:
+        raise SelectionError("give either --range sA-sB or --lines L1-L2, not both")
+    if not Path(path).is_file():
+        raise TargetError(f"{path}: no such module")
+    module = load_module(path)
+    fn, fwhy = select_function(module, entry or rec_entry)
+    if fwhy:
+        note(fwhy, as_json)
+    if range_text is not None:
+        rng = parse_statement_range(range_text, fn)
+    elif lines_text is not None:
+        rng = lines_to_range(fn, *parse_line_range(lines_text))
+    elif cut is not None:
+        rng = lines_to_range(fn, cut[0], cut[1] - 1)
+        note(f"using the recipe's cut_call lines {cut[0]}-{cut[1] - 1} ({rng})", as_json)
+    else:
+        raise SelectionError("give --range sA-sB or --lines L1-L2")
+    fa = load_analysis(module, fn)
+    rep = liveness_report(fa, rng)
+    rep["file"] = str(path)
+    if as_json:
+        print_json(rep)
+        return
+    c = console()
+    c.print(f"[bold]{fn.name}[/bold] {rep['range']} (lines {rep['lines'][0]}-{rep['lines'][1]}, "
+            f"{rep['statements']} statements) of {path}")
+    c.print(f"entries: {' '.join(rep['entries']) or 'none'}   exits: "
+            + (" ".join(f"{a}->{b}" for a, b in rep["exits"]) or "none"))
+    t = Table(title=f"live-in: {len(rep['live_in'])} registers", title_justify="left")
+    for col in ("register", "class", "detail", "reaching definitions"):
+        t.add_column(col)
+    colours = {"passed": "green", "derivable": "cyan", "special": "magenta", "other": "red"}
+    for row in rep["live_in"]:
+        k = row["class"]
+        t.add_row(row["register"], f"[{colours.get(k, 'white')}]{k}[/]", row["detail"],
+                  _defs_text(row["reaching_defs"]))
+    c.print(t)
+    t = Table(title=f"live-out: {len(rep['live_out'])} registers", title_justify="left")
+    t.add_column("register")
+    t.add_column("first uses after the range")
+    for row in rep["live_out"]:
+        uses = row["first_uses_after"]
+        t.add_row(row["register"], ", ".join(f"{u['sid']} (L{u['line']}) {u['text']}"
+                                             for u in uses[:3])
+                  + (f" +{len(uses) - 3} more" if len(uses) > 3 else ""))
+    c.print(t)
+    if rep["live_out_also_passed_in"]:
+        c.print("live-out registers some path through the range leaves unwritten (their "
+                "incoming values must be passed in too): "
+                + " ".join(rep["live_out_also_passed_in"]))
+    counts: dict = {}
+    for row in rep["live_in"]:
+        counts[row["class"]] = counts.get(row["class"], 0) + 1
+    c.print("summary: " + ", ".join(f"{v} {k}" for k, v in sorted(counts.items()))
+            + f"; {len(rep['live_out'])} live-out")
+    for w in rep["warnings"]:
+        c.print(f"[yellow]warning:[/yellow] {w}")
