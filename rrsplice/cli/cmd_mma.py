@@ -1,0 +1,144 @@
+"""`rrsplice mma`, `phases`, `uses`: the tensor-core structure of a function and the
+accesses of a `.shared` array."""
+
+from __future__ import annotations
+
+import click
+from rich import box
+from rich.table import Table
+
+from ..errors import RRSpliceError
+from ..select import select_function
+from .app import console, entry_option, json_option, main, note, print_json
+
+
+def _load(file: str, entry, as_json: bool):
+    from .. import cache
+    module = cache.load_module(file)
+    fn, why = select_function(module, entry)
+    if why:
+        note(why, as_json)
+    return module, fn
+
+
+def _analysis(module, fn):
+    from .. import cache
+    return cache.load_analysis(module, fn)
+
+
+def _frag(regs) -> str:
+    return "{" + ", ".join(regs) + "}"
+
+
+def _off_range(r) -> str:
+    return f"+{r[0]}..+{r[1]}" if r else "-"
+
+
+@main.command("mma")
+@click.argument("file", type=click.Path(dir_okay=False))
+@entry_option
+@json_option
+def mma_cmd(file, entry, as_json):
+    """List every mma of FILE: statement, line, shape, types and D/A/B/C registers."""
+    from ..mma import find_mma
+    module, fn = _load(file, entry, as_json)
+    mmas = find_mma(fn)
+    if as_json:
+        print_json({"file": file, "function": fn.name, "count": len(mmas),
+                    "mma": [m.to_json() for m in mmas]})
+        return
+    table = Table(title=f"{fn.name}: {len(mmas)} mma")
+    for col in ("stmt", "line", "shape", "types d.a.b.c", "D", "A", "B", "C"):
+        table.add_column(col, no_wrap=col in ("stmt", "line", "shape"))
+    for m in mmas:
+        table.add_row(m.sid, str(m.line), f"{m.shape} {'.'.join(m.layouts)}",
+                      ".".join(t or "?" for t in (m.d_type, m.a_type, m.b_type, m.c_type)),
+                      _frag(m.d), _frag(m.a), _frag(m.b), _frag(m.c))
+    console().print(table)
+
+
+@main.command("phases")
+@click.argument("file", type=click.Path(dir_okay=False))
+@entry_option
+@json_option
+def phases_cmd(file, entry, as_json):
+    """The phases (GEMMs) of FILE's mma: ranges, geometry, chains, weight-image offsets and
+    what the gap before the next phase does. docs/phases.md says how phases are delimited."""
+    from ..mma import phases
+    module, fn = _load(file, entry, as_json)
+    fa = _analysis(module, fn)
+    ps = phases(fn, fa)
+    if as_json:
+        print_json({"file": file, "function": fn.name, "mma": sum(len(p.mmas) for p in ps),
+                    "phases": [p.to_json() for p in ps]})
+        return
+    table = Table(title=f"{fn.name}: {sum(len(p.mmas) for p in ps)} mma in {len(ps)} phases",
+                  box=box.SIMPLE_HEAD, pad_edge=False)
+    for col in ("#", "statements", "lines", "mma", "MxNxK", "chains", "dense",
+                "B weight bytes", "bias seeds"):
+        table.add_column(col, no_wrap=col != "bias seeds",
+                         justify="right" if col in ("#", "mma") else "left")
+    for p in ps:
+        chains = f"{p.chain_count}x{p.chain_length}" if p.chain_length else \
+            f"{p.chain_count}x" + "/".join(map(str, p.chain_lengths))
+        b = _off_range(p.b_weight_range)
+        if p.b_weight_range and p.b_unresolved:
+            b += f" ({p.b_unresolved} regs not)"
+        elif not p.b_weight_range:
+            b = "-"
+        seeds = len(p.bias_seeds)
+        sr = p.bias_offset_range
+        seed_text = f"{seeds} @ {_off_range(sr)}" if sr else f"{seeds}"
+        table.add_row(str(p.index), f"s{p.first}-s{p.last}", f"{p.first_line}-{p.last_line}",
+                      str(len(p.mmas)), p.geometry, chains, "yes" if p.dense else "no", b,
+                      seed_text)
+    c = console()
+    c.print(table)
+    if len(ps) > 1:
+        c.print("[bold]between phases[/bold] (statement families in the gap before the next "
+                "phase's first mma):")
+    for p in ps:
+        if p.gap_first is not None:
+            c.print(f"  {p.index}->{p.index + 1} s{p.gap_first}-s{p.gap_last}: {p.gap}",
+                    markup=False, highlight=False)
+    for p in ps:
+        for n in p.notes:
+            c.print(f"  note: phase {p.index}: {n}", markup=False, highlight=False)
+
+
+@main.command("uses")
+@click.argument("file", type=click.Path(dir_okay=False))
+@click.argument("symbol")
+@entry_option
+@json_option
+def uses_cmd(file, symbol, entry, as_json):
+    """Accesses of SYMBOL in FILE (directly and through registers derived from its
+    address), the derived registers, and its last access."""
+    from ..provenance import symbol_uses
+    module, fn = _load(file, entry, as_json)
+    known = {d.name for d in fn.decls()} | {d.name for d in module.decls} \
+        | {p.name for p in fn.params}
+    if symbol not in known:
+        raise RRSpliceError(f"{file}: {fn.name} declares no symbol {symbol!r} "
+                            "(give a .shared/.global/.param variable name)")
+    fa = _analysis(module, fn)
+    su = symbol_uses(fa, symbol)
+    if as_json:
+        data = su.to_json()
+        data.update({"file": file, "function": fn.name})
+        print_json(data)
+        return
+    c = console()
+    table = Table(title=f"{symbol} in {fn.name}: {len(su.accesses)} uses")
+    for col in ("stmt", "line", "kind", "via", "statement"):
+        table.add_column(col, overflow="fold")
+    for a in su.accesses:
+        table.add_row(a.sid, str(a.line), a.kind, a.via or "(symbol)", a.text)
+    c.print(table)
+    regs = su.derived_registers
+    c.print(f"derived registers ({len(regs)}): " + (" ".join(regs) if regs else "none"),
+            markup=False, highlight=False)
+    for label, a in (("last access", su.last_access), ("last read", su.last_read),
+                     ("last write", su.last_write)):
+        c.print(f"{label}: " + (f"{a.sid} (line {a.line}, {a.kind} via {a.via or 'symbol'})"
+                                if a else "none"), markup=False, highlight=False)
