@@ -17,7 +17,7 @@ from lark import Lark, Token, Transformer
 from lark.exceptions import UnexpectedCharacters, UnexpectedEOF, UnexpectedInput, UnexpectedToken
 
 from .errors import ParseError
-from .lexicon import DECL_ATTR, DECL_NAME, SPLIT, grammar_text
+from .lexicon import DECL_ATTR, DECL_NAME, ITEM, SCOPE, SPLIT, grammar_text
 from .model import Block, Decl, Function, LabelledDirective, Module, Param, Statement
 from .operands import OperandSyntaxError, clear_caches, parse_instruction
 
@@ -175,6 +175,7 @@ def _split_items(s: str, base: int, line: int, column0: int, blk: Block) -> None
     count = s.count
     rfind = s.rfind
     prev = 0
+    nl = -column0           # so that column = st - nl on the first line too
     for m in SPLIT.finditer(s):
         kind = m.lastgroup
         if kind == "ldir":
@@ -182,10 +183,12 @@ def _split_items(s: str, base: int, line: int, column0: int, blk: Block) -> None
         else:
             st = m.start(kind)
         en = m.end()
-        line += count("\n", prev, st)
+        k = count("\n", prev, st)
+        if k:
+            line += k
+            nl = rfind("\n", prev, st)
         prev = st
-        nl = rfind("\n", 0, st)
-        column = column0 + st if nl < 0 else st - nl
+        column = st - nl
         text = s[st:en]
         if kind == "instr":
             append(Statement(False, base + st, base + en, line, line + text.count("\n"),
@@ -414,18 +417,32 @@ def _number_statements(fn: Function) -> None:
     walk(fn.body, frozenset())
 
 
-_NEXT_INSTRUCTION = re.compile(r"[ \t]*(?:@!?%?[\w$]+[ \t]+)?[a-z][\w$]*(?:\.[\w$:]+)+[ \t]")
-
-
 def _missing_semicolon(text: str):
-    """If a continuation line of a failed instruction starts like a new instruction, the
-    offset just past the previous line's content (where the ';' is missing)."""
-    pos = text.find("\n")
-    while pos >= 0:
-        if _NEXT_INSTRUCTION.match(text, pos + 1):
-            return len(text[:pos].rstrip("\r \t"))
-        pos = text.find("\n", pos + 1)
+    """An instruction the lexer took whole but whose operands do not parse: if one of its
+    continuation lines starts a new item (instruction, label, directive, block), the
+    offset just past the content of the line before it, where the ';' is missing."""
+    code = _blank_comments(text)
+    last = len(code[:code.find("\n")].rstrip()) if "\n" in code else None
+    if last is None:
+        return None
+    line_end = code.find("\n")
+    while line_end >= 0:
+        nxt = line_end + 1
+        line_end = code.find("\n", nxt)
+        seg = code[nxt:len(code) if line_end < 0 else line_end]
+        if not seg.strip():
+            continue
+        if _starts_new_item(seg):
+            return last
+        last = nxt + len(seg.rstrip())
     return None
+
+
+def _starts_new_item(seg: str) -> bool:
+    body = seg.lstrip()
+    if body[:1] == "{":
+        return _OPERAND_BRACE.match(body) is None
+    return _STARTS_ITEM.match(seg) is not None
 
 
 def _decode(data: bytes, name: str) -> str:
@@ -458,39 +475,131 @@ def _raise_at(text, pos, name, message, expected):
                      expected=expected)
 
 
+_COMMENTS = re.compile(r'//[^\n]*|/\*(?:[^*]|\*(?!/))*(?:\*/|\Z)|"(?:[^"\\\n]|\\.)*"')
+_STARTS_ITEM = re.compile(r"[ \t]*(?:[}{]|\.[A-Za-z_]|@|[A-Za-z_$%][\w$]*[ \t]*:(?!:)"
+                          r"|[a-z][\w$]*(?:(?:\.|::)[\w$]+)*(?:[ \t]|;|$))")
+
+
+_OPERAND_BRACE = re.compile(r"\{\s*(?:[%\d}-]|[A-Za-z_$][\w$]*\s*[,}])")
+
+
+def _blank_comments(text: str) -> str:
+    """`text` with comments and strings replaced by spaces (newlines kept), so brace and
+    ';' scans line up with the original offsets."""
+    return _COMMENTS.sub(lambda m: re.sub(r"[^\n]", " ", m.group()), text)
+
+
+def _unterminated(text: str, pos: int):
+    """An instruction starting at `pos` that the lexer could not take whole: where its ';'
+    is missing. Returns (position, message) or None when it is something else.
+
+    Its continuation lines are followed until one starts a new item (instruction, label,
+    directive, brace): the ';' belongs at the end of the last line before it. Reaching the
+    end of the file means the file is truncated inside the instruction."""
+    code = _blank_comments(text)
+    line_end = code.find("\n", pos)
+    last = pos  # end of the instruction's content so far
+    seg_end = len(code) if line_end < 0 else line_end
+    if ";" in code[pos:seg_end]:
+        return None
+    last = pos + len(code[pos:seg_end].rstrip())
+    while line_end >= 0:
+        nxt = line_end + 1
+        line_end = code.find("\n", nxt)
+        seg = code[nxt:len(code) if line_end < 0 else line_end]
+        if not seg.strip():
+            continue
+        if _starts_new_item(seg):
+            return last, "missing ';' at the end of this instruction"
+        if ";" in seg:
+            return None
+        last = nxt + len(seg.rstrip())
+    return len(text), "unexpected end of file inside an instruction (missing ';'?)"
+
+
+def _unclosed_brace(text: str):
+    """At an unexpected end of file: the '{' most likely left open, as a position. Braces
+    are matched naively; a pair whose '}' is indented differently from its '{' line marks
+    the real culprit (a nested block that was never closed, so the function's final '}'
+    closed it instead)."""
+    code = _blank_comments(text)
+    stack = []
+    suspect = None
+    for m in re.finditer(r"[{}]", code):
+        p = m.start()
+        if m.group() == "{":
+            stack.append(p)
+        elif stack:
+            o = stack.pop()
+            if _indent(code, o) != _indent(code, p) and code[code.rfind("\n", 0, p) + 1:p].strip() == "":
+                suspect = o if suspect is None or o > suspect else suspect
+    if not stack:
+        return None
+    return suspect if suspect is not None else stack[-1]
+
+
+def _indent(code: str, pos: int) -> str:
+    start = code.rfind("\n", 0, pos) + 1
+    line = code[start:]
+    return line[:len(line) - len(line.lstrip(" \t"))]
+
+
+_INSTR_START = re.compile(r"(?:@[ \t]*+!?[ \t]*+[%A-Za-z_$][\w$]*+[ \t]++)?[a-z][\w$]*+"
+                          r"(?:(?:\.|::)[\w$]++)*+(?:[ \t]|$)", re.M)
+_ITEM_AT = re.compile(f"{ITEM}|{SCOPE}")
+
+
+def _last_brace_before(text: str, pos: int):
+    code = _blank_comments(text[:pos])
+    p = code.rfind("}")
+    return p if p >= 0 else None
+
+
 def _lark_error(exc: UnexpectedInput, text: str, name: str) -> ParseError:
-    if isinstance(exc, UnexpectedCharacters):
-        pos = exc.pos_in_stream
-        ch = text[pos]
-        expected = [_TERMINAL_NAMES.get(t, t) for t in (exc.allowed or ())]
-        message = f"unexpected character {ch!r}"
-        if ch.isalpha() or ch == "@":
-            semi = text.find(";", pos)
-            brace = min([p for p in (text.find("}", pos), text.find("{", pos)) if p >= 0],
-                        default=-1)
-            if semi < 0 or (0 <= brace < semi):
-                message = "instruction is not terminated by ';'"
-                expected = ["';'"]
-            else:
-                message = f"cannot parse {text[pos:text.find(chr(10), pos) if text.find(chr(10), pos) >= 0 else len(text)].strip()[:60]!r} here"
+    def err(message, pos, expected):
         line, column, line_text = _position(text, pos)
         return ParseError(message, file=name, line=line, column=column, line_text=line_text,
                           expected=expected)
+
+    expected_terms = getattr(exc, "expected", None) or getattr(exc, "allowed", None) or ()
+    expected = [_TERMINAL_NAMES.get(t, t) for t in expected_terms]
+    at_module_scope = "FUNC_KIND" in expected_terms and "RBRACE" not in expected_terms
+
     if isinstance(exc, UnexpectedEOF) or (isinstance(exc, UnexpectedToken)
                                           and exc.token.type == "$END"):
-        expected = [_TERMINAL_NAMES.get(t, t) for t in (exc.expected or ())]
-        pos = len(text.rstrip())
-        line, column, line_text = _position(text, max(pos - 1, 0))
-        return ParseError("unexpected end of file (truncated module or unbalanced braces?)",
-                          file=name, line=line, column=column + 1 if text.strip() else 1,
-                          line_text=line_text, expected=expected)
-    if isinstance(exc, UnexpectedToken):
-        tok = exc.token
-        expected = [_TERMINAL_NAMES.get(t, t) for t in (exc.expected or ())]
-        shown = str(tok)
-        if "\n" in shown:
-            shown = shown.split("\n", 1)[0] + " ..."
-        line, column, line_text = _position(text, tok.start_pos)
-        return ParseError(f"unexpected {shown[:60]!r}", file=name, line=line, column=column,
-                          line_text=line_text, expected=expected)
-    return ParseError(str(exc), file=name)
+        brace = _unclosed_brace(text)
+        if brace is not None:
+            bl, bc, _ = _position(text, brace)
+            message = (f"unexpected end of file: the '{{' at line {bl}, column {bc} is never "
+                       f"closed")
+            expected = ["'}'"]
+        else:
+            message = "unexpected end of file (truncated module?)"
+        return err(message, len(text), expected)
+
+    if isinstance(exc, UnexpectedCharacters):
+        pos = exc.pos_in_stream
+        tok_text = text[pos]
+        tok_type = None
+    else:
+        pos = exc.token.start_pos
+        tok_text = str(exc.token)
+        tok_type = exc.token.type
+
+    ch = text[pos]
+    if at_module_scope and _ITEM_AT.match(text, pos):
+        brace = _last_brace_before(text, pos)
+        if brace is not None:
+            return err("stray '}': it closes the function body, so what follows is outside "
+                       "any function", brace, ["instruction or declaration inside a body"])
+    if tok_type == "RBRACE" and at_module_scope:
+        return err("unmatched '}'", pos, expected)
+    if _INSTR_START.match(text, pos):
+        found = _unterminated(text, pos)
+        if found is not None:
+            where, message = found
+            return err(message, where, ["';'"])
+    if isinstance(exc, UnexpectedCharacters):
+        return err(f"unexpected character {ch!r}", pos, expected)
+    shown = tok_text.split("\n", 1)[0] + (" ..." if "\n" in tok_text else "")
+    return err(f"unexpected {shown[:60]!r}", pos, expected)
