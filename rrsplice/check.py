@@ -515,11 +515,26 @@ def _check_control(rep: Report, fn: Function, rng: StatementRange) -> None:
                 st=sts[0])
 
 
+_DECLS: dict = {}
+
+
 def _function_decl(fn: Function, module: Module, reg: str):
-    for d in fn.decls():
-        if d.space == ".reg" and d.declares(reg):
-            return d
-    return None
+    """The `.reg` declaration of `reg` visible at function scope (body-level, then nested
+    blocks), memoised per function."""
+    ent = _DECLS.get(id(fn))
+    if ent is None or ent[0] is not fn:
+        body = [d for d in (fn.body.decls if fn.body else ()) if d.space == ".reg"]
+        ent = (fn, body, {})
+        _DECLS.clear()
+        _DECLS[id(fn)] = ent
+    _, body, memo = ent
+    if reg in memo:
+        return memo[reg]
+    found = next((d for d in body if d.declares(reg)), None)
+    if found is None:
+        found = next((d for d in fn.decls() if d.space == ".reg" and d.declares(reg)), None)
+    memo[reg] = found
+    return found
 
 
 def _check_splice_text(rep: Report, text: Optional[str], extern: Optional[str],

@@ -1,0 +1,447 @@
+"""`rrsplice recipe new`: scaffold a self-contained recipe module from the analyses.
+
+The generated module follows the seed recipe's conventions (``MODULE``, ``CALLEE``,
+``CUT_CALL``, ``A_REGS``, ``C_REGS``, ``RET_REGS``, ``SCRATCH``, ``cut_call()``, ``extern()``,
+``recipe()``) and imports nothing. Its call text is written so that ptxas accepts it as
+well as ZLUDA: special registers are read with ``mov`` first, there is never an empty
+``()``, and with ``--abi param`` every returned value comes back in ONE
+``.param .align 8 .b8 ret[N]`` array (ptxas allows a single return parameter).
+
+What is passed: phase 1's A fragments (first-use order), its bias seeds (weight-image
+offset order), every other value live into the region that the body cannot reload (the
+weight-image and parameter-block pointers first), copies of special registers, and the
+live-out registers that some path through the region leaves unwritten. Registers the body
+can reload from a passed pointer (B fragments, ...) are listed in the docstring, not passed.
+"""
+
+from __future__ import annotations
+
+import keyword
+import re
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Optional
+
+from .errors import RRSpliceError
+from .select import parse_statement_range, select_function
+
+TYPE_SIZE = {".b16": 2, ".b32": 4, ".b64": 8, ".pred": 4}
+
+
+class ScaffoldError(RRSpliceError):
+    """The recipe cannot be scaffolded (bad name, existing file, no usable scratch, ...)."""
+
+
+@dataclass
+class Scaffold:
+    path: Path
+    name: str
+    module: Path
+    function: str
+    range: str
+    lines: tuple
+    abi: str
+    a_regs: list
+    c_regs: list
+    other_regs: list
+    ret_regs: list
+    scratch: Optional[str]
+    derivable: list
+    notes: list = field(default_factory=list)
+
+    @property
+    def summary(self) -> str:
+        return (f"{self.function} {self.range} (lines {self.lines[0]}-{self.lines[1]}), "
+                f"{len(self.a_regs) + len(self.c_regs) + len(self.other_regs)} passed, "
+                f"{len(self.ret_regs)} returned, abi {self.abi}"
+                + (f", scratch {self.scratch}" if self.scratch else ""))
+
+    def to_json(self) -> dict:
+        return {"recipe": str(self.path), "name": self.name, "module": str(self.module),
+                "function": self.function, "range": self.range, "lines": list(self.lines),
+                "abi": self.abi, "a_regs": self.a_regs, "c_regs": self.c_regs,
+                "other_regs": self.other_regs, "ret_regs": self.ret_regs,
+                "scratch": self.scratch, "derivable": self.derivable, "notes": self.notes}
+
+
+def reg_ptx_type(fn, reg: str) -> str:
+    """`.b16`/`.b32`/`.b64`/`.pred`: how a register crosses the call (by its declared size)."""
+    from .check import _function_decl, _TYPE_SIZE
+    d = _function_decl(fn, fn.module, reg)
+    ty = (d.type or ".b32") if d is not None else ".b32"
+    if ty == ".pred":
+        return ".pred"
+    n = _TYPE_SIZE.get(ty.lstrip("."), 4)
+    return {2: ".b16", 4: ".b32", 8: ".b64"}.get(n, ".b32")
+
+
+def _pylist(regs: list, per_line: int = 4, indent: str = "    ") -> str:
+    if not regs:
+        return "[]"
+    rows = []
+    for i in range(0, len(regs), per_line):
+        rows.append(indent + " ".join(f'"{r}",' for r in regs[i:i + per_line]))
+    return "[\n" + "\n".join(rows) + "\n]"
+
+
+def _choose_scratch(fn, fa, rng, need: int, wanted: Optional[str]):
+    """(symbol, bytes, why) of an entry-scoped .shared array that fits `need` bytes and
+    holds nothing live across the region."""
+    from .check import _symbol_accesses
+    cands = []
+    for d in fn.decls():
+        if d.space == ".shared" and d.byte_size:
+            cands.append(d)
+    for d in fn.module.decls:
+        if d.space == ".shared" and d.byte_size:
+            cands.append(d)
+    if wanted is not None:
+        cands = [d for d in cands if d.name == wanted]
+        if not cands:
+            raise ScaffoldError(f"--scratch {wanted}: no .shared array of that name with a "
+                                f"known size in {fn.name} or at module scope")
+    best, why_not = None, []
+    for d in sorted(cands, key=lambda d: -d.byte_size):
+        if d.byte_size < need:
+            why_not.append(f"{d.name} holds {d.byte_size} bytes, {need} needed")
+            continue
+        acc = _symbol_accesses(fn, d.name)
+        before = [k for i, k in acc if i < rng.first and k != "read"]
+        after = [(i, k) for i, k in acc if i > rng.last]
+        if before and after and after[0][1] != "write":
+            why_not.append(f"{d.name} holds a value live across the region")
+            continue
+        best = d
+        break
+    if best is None:
+        raise ScaffoldError("no .shared array can carry the returns ("
+                            + ("; ".join(why_not) or "the function declares none")
+                            + "); use --abi param")
+    return best
+
+
+def new_recipe(name: str, module, rng_text: str, *, abi: str = "scratch",
+               scratch: Optional[str] = None, entry: Optional[str] = None,
+               callee: Optional[str] = None, out=None, force: bool = False) -> Scaffold:
+    from .cache import load_analysis, load_module
+    from .mma import phases
+    from .provenance import classify_live_in
+    from .semantics import sort_registers
+    if not re.fullmatch(r"[A-Za-z_][A-Za-z0-9_]*", name) or keyword.iskeyword(name):
+        raise ScaffoldError(f"recipe name {name!r} must be a Python identifier "
+                            "(e.g. swin_dec2)")
+    if abi not in ("scratch", "param"):
+        raise ScaffoldError(f"--abi must be scratch or param, not {abi!r}")
+    module = Path(module)
+    m = load_module(module)
+    fn, _why = select_function(m, entry)
+    rng = parse_statement_range(rng_text, fn)
+    fa = load_analysis(m, fn)
+    stmts = fn.statements
+    fs, ls = stmts[rng.first - 1], stmts[rng.last - 1]
+    first_line, end_line = fs.line, ls.end_line + 1
+    callee = callee or f"d4r_{name}"
+    if not re.fullmatch(r"[A-Za-z_$][A-Za-z0-9_$]*", callee):
+        raise ScaffoldError(f"callee {callee!r} is not a PTX identifier")
+
+    live_in = list(fa.range_live_in(rng))
+    live_out = sort_registers(fa.range_live_out(rng))
+    pass_out = list(fa.range_pass_in_for_out(rng))
+    classes = classify_live_in(fa, rng)
+    klass = {li.reg: li for li in classes}
+    ph = [p for p in phases(fn, fa) if rng.first <= p.first and p.last <= rng.last]
+    p1 = ph[0] if ph else None
+    live_set = set(live_in)
+    a_regs, c_regs = [], []
+    if p1 is not None:
+        for frag in p1.a_fragments:
+            for r in frag:
+                if r in live_set and r not in a_regs:
+                    a_regs.append(r)
+        seeds = list(p1.bias_seeds_by_offset or []) + [r for r in p1.bias_seeds
+                                                        if r not in (p1.bias_seeds_by_offset
+                                                                     or [])]
+        for r in seeds:
+            if r in live_set and r not in c_regs and r not in a_regs:
+                c_regs.append(r)
+    taken = set(a_regs) | set(c_regs)
+    notes = []
+    w_reg = v_reg = None
+    others, derivable, preds = [], [], []
+    for li in classes:
+        r = li.reg
+        if r in taken:
+            continue
+        if li.klass == "derivable":
+            derivable.append(li)
+            continue
+        if li.klass == "other":
+            if "predicate" in li.detail:
+                preds.append(r)
+                notes.append(f"{r} is a live-in predicate: passed as a 0/1 .b32 and "
+                             "re-made with setp in the body")
+            else:
+                notes.append(f"{r}: {li.detail}")
+            continue
+        if "weight image pointer" in li.detail and w_reg is None:
+            w_reg = r
+        elif "parameter block pointer" in li.detail and v_reg is None:
+            v_reg = r
+        else:
+            others.append(r)
+    other_regs = [r for r in (w_reg, v_reg) if r] + sort_registers(others) + preds
+    for r in pass_out:
+        if r not in taken and r not in other_regs:
+            other_regs.append(r)
+    # derivable registers whose pointer is not passed must be passed themselves
+    passed_now = set(a_regs) | set(c_regs) | set(other_regs)
+    re_classes = classify_live_in(fa, rng, passed=sorted(passed_now))
+    for li in re_classes:
+        if li.klass == "other" and li.reg not in passed_now and "predicate" not in li.detail:
+            other_regs.append(li.reg)
+    ret_regs = list(live_out)
+    types = {}
+    for r in a_regs + c_regs + other_regs + ret_regs:
+        t = reg_ptx_type(fn, r)
+        if t != ".b32":
+            types[r] = t
+
+    # the return layout: offsets within a lane's slot / the return array
+    layout, size = _layout(ret_regs, types)
+    sym = None
+    sym_bytes = None
+    if abi == "scratch" and ret_regs:
+        d = _choose_scratch(fn, fa, rng, size * 32, scratch)
+        sym, sym_bytes = d.name, d.byte_size
+    elif abi == "scratch" and scratch:
+        sym = scratch
+
+    # the docstring's facts
+    n_mma = sum(1 for i in range(rng.first, rng.last + 1) if stmts[i - 1].base == "mma")
+    doc = [f"Splice recipe for {fn.name} (scaffolded by `rrsplice recipe new {name} "
+           f"--module {module.name} --range {rng} --abi {abi}`).", "",
+           f"The cut replaces statements {rng} ({len(rng)} statements) -- physical lines "
+           f"{first_line}-{end_line - 1} of {module.name} -- with one `call.uni {callee}`.",
+           f"It holds {n_mma} mma in {len(ph)} phase(s)."]
+    if p1 is not None:
+        doc.append(f"Phase 1 (s{p1.first}-s{p1.last}, lines {p1.first_line}-{p1.last_line}) "
+                   f"is a {p1.geometry} {p1.shape} GEMM: {len(p1.mmas)} mma in "
+                   f"{p1.chain_count} chains, {p1.m_tiles} m-tiles x {p1.n_tiles} n-tiles x "
+                   f"{p1.k_slices} k-slices, {len(p1.a_fragments)} A fragments.")
+        offs = [p1.bias_seed_offsets.get(r) for r in c_regs]
+        offs = [o for o in offs if o is not None]
+        if offs:
+            doc.append(f"Its {len(c_regs)} bias seeds are loaded from the weight image at "
+                       f"+{min(offs)}..+{max(offs)}.")
+        if p1.b_weight_range:
+            doc.append(f"Its B fragments come from weight image bytes "
+                       f"[{p1.b_weight_range[0]}, {p1.b_weight_range[1]}).")
+    doc += ["", f"Live into the region: {len(live_in)} registers. Passed to the callee, in "
+            "this order:",
+            f"  * A_REGS: {len(a_regs)} registers of phase 1's A fragments, first-use order,",
+            f"  * C_REGS: {len(c_regs)} phase-1 bias seeds, weight-image offset order,",
+            f"  * OTHER_REGS: {len(other_regs)} more (pointers, special values, values some "
+            "path leaves unwritten)" + (f": {' '.join(other_regs[:8])}"
+                                        + (" ..." if len(other_regs) > 8 else "")
+                                        if other_regs else "") + ","]
+    if abi == "scratch" and ret_regs:
+        doc.append("  * the address of the scratch array.")
+    if derivable:
+        ex = derivable[0]
+        doc.append(f"Not passed: {len(derivable)} registers the body can reload from a "
+                   f"passed pointer, e.g. {ex.reg} = {ex.detail}.")
+    doc += ["", f"Live out of the region (RET_REGS): {len(ret_regs)} registers"
+            + (f": {' '.join(ret_regs[:12])}" + (" ..." if len(ret_regs) > 12 else "")
+               if ret_regs else "") + "."]
+    if abi == "scratch" and ret_regs:
+        doc.append(f"They come back through {sym} ({sym_bytes} bytes), {size} bytes per lane "
+                   f"at lane * {size}.")
+    elif ret_regs:
+        doc.append(f"They come back as the call's return value, one {size}-byte .param "
+                   "array read with ld.param.")
+    for n in notes:
+        doc.append("Note: " + n)
+    text = _render(name=name, doc=doc, module=module.name, entry=fn.name, callee=callee,
+                   cut=(first_line, end_line), abi=abi, a_regs=a_regs, c_regs=c_regs,
+                   other_regs=other_regs, ret_regs=ret_regs, types=types, scratch=sym,
+                   w_reg=w_reg, v_reg=v_reg, layout_size=size)
+    path = Path(out) if out else Path("recipes") / f"{name}.py"
+    if path.exists() and not force:
+        raise ScaffoldError(f"{path} exists; pass --force to overwrite it")
+    from .splice import write_atomic
+    write_atomic(path, text.encode("utf-8"))
+    return Scaffold(path=path, name=name, module=module, function=fn.name, range=str(rng),
+                    lines=(first_line, end_line - 1), abi=abi, a_regs=a_regs, c_regs=c_regs,
+                    other_regs=other_regs, ret_regs=ret_regs, scratch=sym,
+                    derivable=[li.reg for li in derivable], notes=notes)
+
+
+def _layout(ret_regs: list, types: dict) -> tuple[list, int]:
+    off = 0
+    out = []
+    align = 4
+    for r in ret_regs:
+        n = TYPE_SIZE[types.get(r, ".b32")]
+        n = max(n, 4)
+        align = max(align, n)
+        off = (off + n - 1) // n * n
+        out.append((r, off))
+        off += n
+    size = (off + align - 1) // align * align if off else 0
+    return out, size
+
+
+_TEMPLATE = '''"""{doc}
+"""
+
+MODULE = {module!r}
+ENTRY = {entry!r}
+CALLEE = {callee!r}
+
+# the region: its first statement's first physical line, and the line after its last
+# statement's last physical line (half-open)
+CUT_CALL = ({cut0}, {cut1})
+
+# "scratch": returns cross back through the .shared array SCRATCH (lane * RET_STRIDE);
+# "param": they come back as the call's return value (one .param .b8 array)
+ABI = {abi!r}
+
+# phase 1's A fragments, in the order its mma first use them
+A_REGS = {a_regs}
+
+# phase 1's bias seeds, in weight-image offset order
+C_REGS = {c_regs}
+
+# other values the body needs: pointers, special values, values not always overwritten
+OTHER_REGS = {other_regs}
+
+# what the code after the region reads back out of it
+RET_REGS = {ret_regs}
+
+# how each register crosses the call when it is not a .b32
+REG_TYPES = {types}
+
+SCRATCH = {scratch!r}
+W_REG = {w_reg!r}
+V_REG = {v_reg!r}
+
+_SIZE = {{".b16": 2, ".b32": 4, ".b64": 8, ".pred": 4}}
+
+
+def _type(reg):
+    return REG_TYPES.get(reg, ".b32")
+
+
+def _ret_layout():
+    """(register, byte offset) of each returned value in a lane's slot, and the slot size."""
+    off, out, align = 0, [], 4
+    for r in RET_REGS:
+        n = max(_SIZE[_type(r)], 4)
+        align = max(align, n)
+        off = (off + n - 1) // n * n
+        out.append((r, off))
+        off += n
+    return out, ((off + align - 1) // align * align if off else 0)
+
+
+RET_STRIDE = _ret_layout()[1]
+
+
+def _param_type(reg):
+    t = _type(reg)
+    return ".b32" if t == ".pred" else t
+
+
+def cut_call():
+    """The PTX that replaces the region. Special registers are read with mov only."""
+    args = A_REGS + C_REGS + OTHER_REGS
+    lines = ["{{", "\\t.reg .b32 %rrs<4>;"]
+    names = []
+    for i, r in enumerate(args):
+        lines.append("\\t.param %s p%d;" % (_param_type(r), i))
+        if _type(r) == ".pred":
+            lines.append("\\tselp.u32 %%rrs3, 1, 0, %s;" % r)
+            lines.append("\\tst.param.b32 [p%d+0], %%rrs3;" % i)
+        else:
+            lines.append("\\tst.param%s [p%d+0], %s;" % (_param_type(r), i, r))
+        names.append("p%d" % i)
+    layout, size = _ret_layout()
+    if ABI == "scratch" and RET_REGS:
+        lines.append("\\t.param .b32 ps;")
+        lines.append("\\tmov.u32 %%rrs0, %s;" % SCRATCH)
+        lines.append("\\tst.param.b32 [ps+0], %rrs0;")
+        names.append("ps")
+    if ABI == "param" and RET_REGS:
+        lines.append("\\t.param .align 8 .b8 rv[%d];" % size)
+    call = "\\tcall.uni "
+    if ABI == "param" and RET_REGS:
+        call += "(rv), "
+    call += CALLEE
+    if names:
+        call += ", (" + ", ".join(names) + ")"
+    lines.append(call + ";")
+    if ABI == "scratch" and RET_REGS:
+        lines.append("\\tmov.u32 %rrs1, %laneid;")
+        lines.append("\\tmad.lo.s32 %%rrs2, %%rrs1, %d, %%rrs0;" % size)
+    for r, off in layout:
+        src = "[%%rrs2+%d]" % off if ABI == "scratch" else "[rv+%d]" % off
+        space = "shared" if ABI == "scratch" else "param"
+        if _type(r) == ".pred":
+            lines.append("\\tld.%s.b32 %%rrs3, %s;" % (space, src))
+            lines.append("\\tsetp.ne.u32 %s, %%rrs3, 0;" % r)
+        else:
+            lines.append("\\tld.%s%s %s, %s;" % (space, _type(r), r, src))
+    lines.append("}}")
+    return "\\n".join(lines)
+
+
+def extern():
+    """The .extern .func declaration of the callee, matching cut_call()'s arguments."""
+    args = A_REGS + C_REGS + OTHER_REGS
+    params = [".param %s %s_p%d" % (_param_type(r), CALLEE, i) for i, r in enumerate(args)]
+    if ABI == "scratch" and RET_REGS:
+        params.append(".param .b32 %s_scratch" % CALLEE)
+    ret = ""
+    if ABI == "param" and RET_REGS:
+        ret = "(.param .align 8 .b8 %s_ret[%d]) " % (CALLEE, _ret_layout()[1])
+    text = ".extern .func %s%s" % (ret, CALLEE)
+    if params:
+        text += "\\n(\\n\\t" + ",\\n\\t".join(params) + "\\n)"
+    return text + "\\n;\\n"
+
+
+def recipe():
+    """make_ptx.py's recipe for this kernel."""
+    return dict(file=MODULE, cut_call=CUT_CALL, call=cut_call(), extern=extern())
+'''
+
+
+def _render(*, name, doc, module, entry, callee, cut, abi, a_regs, c_regs, other_regs,
+            ret_regs, types, scratch, w_reg, v_reg, layout_size) -> str:
+    wrapped = []
+    for para in doc:
+        wrapped.extend(_wrap(para) if para else [""])
+    typ = "{" + ", ".join(f'"{k}": "{v}"' for k, v in sorted(types.items())) + "}"
+    if len(typ) > 80:
+        typ = "{\n" + "\n".join(f'    "{k}": "{v}",' for k, v in sorted(types.items())) + "\n}"
+    return _TEMPLATE.format(doc="\n".join(wrapped).replace('"""', "'''"), module=module,
+                            entry=entry, callee=callee, cut0=cut[0], cut1=cut[1], abi=abi,
+                            a_regs=_pylist(a_regs), c_regs=_pylist(c_regs),
+                            other_regs=_pylist(other_regs), ret_regs=_pylist(ret_regs),
+                            types=typ, scratch=scratch, w_reg=w_reg, v_reg=v_reg)
+
+
+def _wrap(text: str, width: int = 88) -> list:
+    lead = text[:len(text) - len(text.lstrip(" "))]
+    indent = lead + "  " if text.lstrip(" ").startswith("* ") else lead
+    words = text.lstrip(" ").split(" ")
+    out, cur = [], lead
+    for w in words:
+        if cur.strip() and len(cur) + 1 + len(w) > width:
+            out.append(cur)
+            cur = indent + w
+        else:
+            cur = f"{cur} {w}" if cur.strip() else cur + w
+    if cur:
+        out.append(cur)
+    return out
