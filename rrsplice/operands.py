@@ -50,6 +50,8 @@ def _int_value(text: str) -> int:
         return int(t, 16)
     if t[:2] in ("0b", "0B"):
         return int(t, 2)
+    if len(t) > 1 and t[0] == "0" and t.isdigit() and "8" not in t and "9" not in t:
+        return int(t, 8)   # PTX octal
     return int(t, 10)
 
 
@@ -72,7 +74,7 @@ _FAST = re.compile(rf"\s*+(?:@\s*+(!?)\s*+([%A-Za-z_$][\w$]*+)\s++)?"
 _PIECES = re.compile(_P)
 _REG_FULL = re.compile(r"%[A-Za-z_$][\w$]*(?:\.[xyzw])?")
 _ADDR_FULL = re.compile(r"\[\s*(%?[A-Za-z_$][\w$]*)\s*(?:\+\s*(-?\d+)\s*)?\]")
-_INT_FULL = re.compile(r"-?\d+")
+_INT_FULL = re.compile(r"-?(?:0|[1-9]\d*)")
 _HEXF_FULL = re.compile(r"0[fF][0-9a-fA-F]{8}|0[dD][0-9a-fA-F]{16}")
 
 _PIECE_CACHES: dict = {}

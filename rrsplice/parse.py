@@ -33,6 +33,22 @@ _TERMINAL_NAMES = {
 }
 
 
+def _int_lit(tok) -> int:
+    """A PTX integer literal: decimal, 0x hex, 0b binary, 0-prefixed octal, optional U."""
+    t = str(tok).rstrip("U")
+    neg = t.startswith("-")
+    digits = t[1:] if neg else t
+    if digits[:2] in ("0x", "0X"):
+        v = int(digits[2:], 16)
+    elif digits[:2] in ("0b", "0B"):
+        v = int(digits[2:], 2)
+    elif len(digits) > 1 and digits[0] == "0" and set(digits) <= set("01234567"):
+        v = int(digits, 8)
+    else:
+        v = int(digits, 10)
+    return -v if neg else v
+
+
 class _Build(Transformer):
     """Callbacks that build model objects while the LALR parser reduces."""
 
@@ -52,13 +68,13 @@ class _Build(Transformer):
         return ("pragma", str(c[0]), c[0])
 
     def attr(self, c):
-        return (str(c[0]), int(str(c[1]).rstrip("U"), 0) if len(c) > 1 else None, c[0])
+        return (str(c[0]), _int_lit(c[1]) if len(c) > 1 else None, c[0])
 
     def range(self, c):
-        return ("range", int(str(c[0])))
+        return ("range", _int_lit(c[0]))
 
     def dims(self, c):
-        return ("dims", int(str(c[0]).rstrip("U"), 0) if c else None)
+        return ("dims", _int_lit(c[0]) if c else None)
 
     def var_item(self, c):
         name = str(c[0])
@@ -105,7 +121,7 @@ class _Build(Transformer):
         return ("ret_params", c[0] if c else [])
 
     def perf_args(self, c):
-        return tuple(int(str(x).rstrip("U"), 0) for x in c)
+        return tuple(_int_lit(x) for x in c)
 
     def perf(self, c):
         tok = c[0]
