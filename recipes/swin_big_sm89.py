@@ -18,8 +18,9 @@ Live into the region: 179 registers. Passed to the callee, in this order:
 
 Live out of the region (RET_REGS): 8 registers: %r15240 %r18906 %r18907 %r18916 %r18917
 %r18997 %r19049 %r19053.
-They come back through _ZZ17rrswin_big_kernelE4smem (12288 bytes), 32 bytes per lane at
-lane * 32.
+They come back through _ZZ17rrswin_big_kernelE4smem (12288 bytes), 32 bytes per thread
+at t * 32, t = the thread's linear index in its block (tid.x + ntid.x * (tid.y + ntid.y
+* tid.z); 128 threads).
 """
 
 MODULE = 'swin_big_sm89.ptx'
@@ -120,6 +121,9 @@ REG_TYPES = {
 }
 
 SCRATCH = '_ZZ17rrswin_big_kernelE4smem'
+# "thread": a thread's slot is at its linear index in the block x RET_STRIDE;
+# "lane": at %laneid x RET_STRIDE (every warp of the block uses the same 32 slots)
+SLOTS = 'thread'
 W_REG = None
 V_REG = None
 
@@ -179,7 +183,13 @@ def cut_call():
         call += ", (" + ", ".join(names) + ")"
     lines.append(call + ";")
     if ABI == "scratch" and RET_REGS:
-        lines.append("\tmov.u32 %rrs1, %laneid;")
+        if SLOTS == "thread":
+            lines += ["\tmov.u32 %rrs1, %tid.z;", "\tmov.u32 %rrs2, %ntid.y;",
+                      "\tmov.u32 %rrs3, %tid.y;", "\tmad.lo.s32 %rrs1, %rrs1, %rrs2, %rrs3;",
+                      "\tmov.u32 %rrs2, %ntid.x;", "\tmov.u32 %rrs3, %tid.x;",
+                      "\tmad.lo.s32 %rrs1, %rrs1, %rrs2, %rrs3;"]
+        else:
+            lines.append("\tmov.u32 %rrs1, %laneid;")
         lines.append("\tmad.lo.s32 %%rrs2, %%rrs1, %d, %%rrs0;" % size)
     for r, off in layout:
         src = "[%%rrs2+%d]" % off if ABI == "scratch" else "[rv+%d]" % off

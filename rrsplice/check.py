@@ -883,6 +883,19 @@ def scratch_symbol(rep: Report, fn: Function, sp: SpliceText) -> Optional[str]:
     return None
 
 
+def block_threads(fn: Function) -> Optional[int]:
+    """Threads per block from `.maxntid`/`.reqntid` (None when the entry does not say)."""
+    for d, v in fn.perf:
+        if d in (".maxntid", ".reqntid"):
+            nums = [int(x) for x in re.findall(r"\d+", str(v))]
+            if nums:
+                n = 1
+                for x in nums:
+                    n *= x
+                return n
+    return None
+
+
 def _scratch_decl(fn: Function, module: Module, sym: str):
     for d in fn.decls():
         if d.name == sym:
@@ -898,11 +911,18 @@ def _scratch_stride(rep: Report, sp: SpliceText) -> tuple[Optional[int], str]:
     v = rec.const("RET_STRIDE")
     if isinstance(v, int) and not isinstance(v, bool):
         return v, "RET_STRIDE"
+    index_regs = {"%laneid"}
     for st in sp.statements:
-        if st.base in ("mad", "mul") and any(r.name == "%laneid" for r in st.registers()):
-            for op in st.operands[1:]:
+        if st.base == "mov" and len(st.operands) == 2 and isinstance(st.operands[1], Reg) \
+                and st.operands[1].special and isinstance(st.operands[0], Reg):
+            index_regs.add(st.operands[0].name)
+        elif st.base in ("mad", "mul") and any(isinstance(op, Reg) and op.name in index_regs
+                                               for op in st.operands[1:3]):
+            for op in st.operands[1:3]:
                 if op.kind == "imm" and isinstance(op.value, int):
                     return op.value, f"`{st.text.strip()}`"
+            if isinstance(st.operands[0], Reg):
+                index_regs.add(st.operands[0].name)
     regs = rec.const("RET_REGS")
     if isinstance(regs, (list, tuple)) and regs:
         return 4 * len(regs), "4 x len(RET_REGS)"
@@ -935,14 +955,26 @@ def _check_scratch(rep: Report, fn: Function, rng: StatementRange, sp: SpliceTex
                         n = int(mod[1:])
                 w = next((_TYPE_SIZE[x] for x in st.modifiers if x in _TYPE_SIZE), 4)
                 offs.append((op.offset, op.offset + w * n))
+    specials = {r.name for st in sp.statements for r in st.registers() if r.special}
+    per_thread = any(x.startswith("%tid.") for x in specials)
+    threads = block_threads(fn)
+    slots = (threads or 1024) if per_thread else 32
     rep.facts["scratch"] = {"symbol": sym, "bytes": size, "stride": stride,
-                            "stride_from": why, "line": decl.line}
+                            "stride_from": why, "line": decl.line,
+                            "slots": slots, "indexed_by": "thread" if per_thread else "lane"}
     if stride is not None and size is not None:
-        need = stride * 32
+        need = stride * slots
+        unit = "threads" if per_thread else "lanes"
         if need > size:
-            rep.add("error", "scratch-size", f"returns need {stride} bytes per lane x 32 lanes "
-                    f"= {need} bytes, but {sym} holds {size} (stride from {why})",
-                    line=decl.line)
+            rep.add("error", "scratch-size", f"returns need {stride} bytes per "
+                    f"{unit[:-1]} x {slots} {unit} = {need} bytes, but {sym} holds {size} "
+                    f"(stride from {why})", line=decl.line)
+    if not per_thread and "%laneid" in specials and (threads is None or threads > 32):
+        rep.add("warning", "scratch-warps", f"the scratch address depends on %laneid only, "
+                f"but {fn.name} may run " + (f"{threads}" if threads else "more than 32")
+                + " threads per block: its warps share every lane's slot, so the body must "
+                "keep them apart (or index the scratch by the thread's linear index)",
+                line=decl.line)
     if stride is not None and offs:
         hi = max(e for _, e in offs)
         if hi > stride:

@@ -210,8 +210,20 @@ def new_recipe(name: str, module, rng_text: str, *, abi: str = "scratch",
     layout, size = _layout(ret_regs, types)
     sym = None
     sym_bytes = None
+    from .check import block_threads
+    threads = block_threads(fn)
+    slots = "lane"
     if abi == "scratch" and ret_regs:
-        d = _choose_scratch(fn, fa, rng, size * 32, scratch)
+        if threads is not None and threads > 32:
+            try:
+                d = _choose_scratch(fn, fa, rng, size * threads, scratch)
+                slots = "thread"
+            except ScaffoldError:
+                d = _choose_scratch(fn, fa, rng, size * 32, scratch)
+                notes.append(f"no scratch array holds {size} x {threads} threads: indexed by "
+                             "%laneid, so the block's warps share the slots")
+        else:
+            d = _choose_scratch(fn, fa, rng, size * 32, scratch)
         sym, sym_bytes = d.name, d.byte_size
     elif abi == "scratch" and scratch:
         sym = scratch
@@ -254,8 +266,13 @@ def new_recipe(name: str, module, rng_text: str, *, abi: str = "scratch",
             + (f": {' '.join(ret_regs[:12])}" + (" ..." if len(ret_regs) > 12 else "")
                if ret_regs else "") + "."]
     if abi == "scratch" and ret_regs:
-        doc.append(f"They come back through {sym} ({sym_bytes} bytes), {size} bytes per lane "
-                   f"at lane * {size}.")
+        if slots == "thread":
+            doc.append(f"They come back through {sym} ({sym_bytes} bytes), {size} bytes per "
+                       f"thread at t * {size}, t = the thread's linear index in its block "
+                       f"(tid.x + ntid.x * (tid.y + ntid.y * tid.z); {threads} threads).")
+        else:
+            doc.append(f"They come back through {sym} ({sym_bytes} bytes), {size} bytes per "
+                       f"lane at %laneid * {size}.")
     elif ret_regs:
         doc.append(f"They come back as the call's return value, one {size}-byte .param "
                    "array read with ld.param.")
@@ -264,7 +281,7 @@ def new_recipe(name: str, module, rng_text: str, *, abi: str = "scratch",
     text = _render(name=name, doc=doc, module=module.name, entry=fn.name, callee=callee,
                    cut=(first_line, end_line), abi=abi, a_regs=a_regs, c_regs=c_regs,
                    other_regs=other_regs, ret_regs=ret_regs, types=types, scratch=sym,
-                   w_reg=w_reg, v_reg=v_reg, layout_size=size)
+                   w_reg=w_reg, v_reg=v_reg, layout_size=size, slots=slots)
     path = Path(out) if out else Path("recipes") / f"{name}.py"
     if path.exists() and not force:
         raise ScaffoldError(f"{path} exists; pass --force to overwrite it")
@@ -322,6 +339,9 @@ RET_REGS = {ret_regs}
 REG_TYPES = {types}
 
 SCRATCH = {scratch!r}
+# "thread": a thread's slot is at its linear index in the block x RET_STRIDE;
+# "lane": at %laneid x RET_STRIDE (every warp of the block uses the same 32 slots)
+SLOTS = {slots!r}
 W_REG = {w_reg!r}
 V_REG = {v_reg!r}
 
@@ -381,7 +401,13 @@ def cut_call():
         call += ", (" + ", ".join(names) + ")"
     lines.append(call + ";")
     if ABI == "scratch" and RET_REGS:
-        lines.append("\\tmov.u32 %rrs1, %laneid;")
+        if SLOTS == "thread":
+            lines += ["\\tmov.u32 %rrs1, %tid.z;", "\\tmov.u32 %rrs2, %ntid.y;",
+                      "\\tmov.u32 %rrs3, %tid.y;", "\\tmad.lo.s32 %rrs1, %rrs1, %rrs2, %rrs3;",
+                      "\\tmov.u32 %rrs2, %ntid.x;", "\\tmov.u32 %rrs3, %tid.x;",
+                      "\\tmad.lo.s32 %rrs1, %rrs1, %rrs2, %rrs3;"]
+        else:
+            lines.append("\\tmov.u32 %rrs1, %laneid;")
         lines.append("\\tmad.lo.s32 %%rrs2, %%rrs1, %d, %%rrs0;" % size)
     for r, off in layout:
         src = "[%%rrs2+%d]" % off if ABI == "scratch" else "[rv+%d]" % off
@@ -417,7 +443,7 @@ def recipe():
 
 
 def _render(*, name, doc, module, entry, callee, cut, abi, a_regs, c_regs, other_regs,
-            ret_regs, types, scratch, w_reg, v_reg, layout_size) -> str:
+            ret_regs, types, scratch, w_reg, v_reg, layout_size, slots) -> str:
     wrapped = []
     for para in doc:
         wrapped.extend(_wrap(para) if para else [""])
@@ -428,7 +454,7 @@ def _render(*, name, doc, module, entry, callee, cut, abi, a_regs, c_regs, other
                             entry=entry, callee=callee, cut0=cut[0], cut1=cut[1], abi=abi,
                             a_regs=_pylist(a_regs), c_regs=_pylist(c_regs),
                             other_regs=_pylist(other_regs), ret_regs=_pylist(ret_regs),
-                            types=typ, scratch=scratch, w_reg=w_reg, v_reg=v_reg)
+                            types=typ, scratch=scratch, w_reg=w_reg, v_reg=v_reg, slots=slots)
 
 
 def _wrap(text: str, width: int = 88) -> list:
