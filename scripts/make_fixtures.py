@@ -1,0 +1,436 @@
+#!/usr/bin/env python3
+"""Generate the real-compiler Swin fixtures under corpus_fixtures/.
+
+Compiles every kernel in corpus_fixtures/src/ with `nvcc -ptx` for each target
+architecture, writes the PTX next to the sources' parent directory, writes one
+`<kernel>.launch.json` per kernel (parameter block layout, buffers, textures,
+surface, grid/block, outputs) and `README_real.md` (the fixture table).
+
+The generated files are committed, so tests never need nvcc.  Generation is
+deterministic: the same sources and the same nvcc give the same bytes (nvcc is
+run from the repository root on relative paths, without -lineinfo, so no
+machine-specific path ends up in the PTX).
+
+    python scripts/make_fixtures.py            # compile, check with ptxas, write
+    python scripts/make_fixtures.py --no-ptxas # skip the ptxas acceptance checks
+    python scripts/make_fixtures.py --check    # compile to a temp dir, compare bytes
+
+Requires nvcc and ptxas (CUDA 12.8+; the committed files come from CUDA 13.0).
+"""
+from __future__ import annotations
+
+import argparse
+import json
+import re
+import subprocess
+import sys
+import tempfile
+from dataclasses import dataclass
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+FIX = Path("corpus_fixtures")
+SRC = FIX / "src"
+
+NVCC_FLAGS = ["-O3", "--use_fast_math", "-std=c++17"]
+
+# (fixture stem, source, entry, launch width, launch height, physical lines per mma)
+KERNELS = [
+    ("swin_big", "swin_big.cu", "rrswin_big_kernel", 128, 64, 5),
+    ("swin_small", "swin_small.cu", "rrswin_small_kernel", 128, 64, 5),
+    ("swin_tiny", "swin_tiny.cu", "rrswin_tiny_kernel", 128, 64, 4),
+]
+ARCHS = ["sm_89", "sm_120"]
+# ptxas acceptance: PTX arch -> the -arch values it must assemble for
+PTXAS_TARGETS = {"sm_89": ["sm_89", "sm_90"], "sm_120": ["sm_120"]}
+
+EPI_NAMES = {
+    "EPI_SCALE": "scale+bias (f16x2 fma), requantise",
+    "EPI_RELU": "scale, requantise with cvt...satfinite.relu",
+    "EPI_GELU": "sigmoid-GELU in f32 (ex2.approx), requantise",
+    "EPI_SOFTMAX": "row softmax (quad shfl max/sum, h2exp2), requantise",
+    "EPI_SHARED": "stage through shared memory (bar.warp.sync), permuted read-back",
+    "EPI_MOVMATRIX": "movmatrix.trans of every accumulator, requantise",
+    "EPI_NORM": "row layer-norm in f32 (quad shfl, rsqrt), requantise",
+}
+
+MMA_OPCODE = "mma.sync.aligned.m16n8k32.row.col.f16.e4m3.e4m3.f16"
+
+
+@dataclass
+class Phase:
+    mt: int
+    nt: int
+    ks: int
+    epi: str
+    label: str
+
+    @property
+    def mma(self) -> int:
+        return self.mt * self.nt * self.ks
+
+    @property
+    def geometry(self) -> str:
+        return f"{16 * self.mt}x{8 * self.nt}x{32 * self.ks}"
+
+
+def phase_table(src: Path) -> list[Phase]:
+    """Read the constexpr RrPhase table of a fixture source (one row per line)."""
+    rows = re.findall(
+        r"^\s*\{\s*(\d+)\s*,\s*(\d+)\s*,\s*(\d+)\s*,\s*(EPI_\w+)\s*\}\s*,\s*//\s*\d+\s+(.*?)\s{2,}",
+        src.read_text(), re.M)
+    if not rows:
+        raise SystemExit(f"no phase table in {src}")
+    return [Phase(int(a), int(b), int(c), e, lab.strip()) for a, b, c, e, lab in rows]
+
+
+# ---------------------------------------------------------------------------
+# Layout facts mirrored from src/swin_common.cuh.
+
+def phase_bytes(p: Phase) -> int:
+    return 4 * p.nt * p.ks * 256 + 4 * p.nt * 16
+
+
+def weight_layout(phases: list[Phase]) -> list[dict]:
+    out, off = [], 0
+    for i, p in enumerate(phases, 1):
+        b_bytes = 4 * p.nt * p.ks * 256
+        out.append(dict(phase=i, b_offset=off, b_bytes=b_bytes,
+                        b_load="v4 (two k-slices per 16-byte load)" if p.ks % 2 == 0
+                        else "v2 (one k-slice per 8-byte load)",
+                        bias_offset=off + b_bytes, bias_bytes=4 * p.nt * 16))
+        off += phase_bytes(p)
+    return out
+
+
+# ---------------------------------------------------------------------------
+# Statement counting (independent of rrsplice's parser, for the README).
+
+_LABEL = re.compile(r"^([A-Za-z_$%][\w$]*)\s*:(?!:)")
+
+
+def _strip_comments(lines: list[str]) -> list[str]:
+    out, in_block = [], False
+    for line in lines:
+        res, i = "", 0
+        while i < len(line):
+            if in_block:
+                j = line.find("*/", i)
+                if j < 0:
+                    i = len(line)
+                else:
+                    in_block, i = False, j + 2
+            elif line.startswith("//", i):
+                break
+            elif line.startswith("/*", i):
+                in_block, i = True, i + 2
+            elif line[i] == '"':
+                j = line.find('"', i + 1)
+                j = len(line) if j < 0 else j + 1
+                res, i = res + line[i:j], j
+            else:
+                res, i = res + line[i], i + 1
+        out.append(res)
+    return out
+
+
+def statements(text: str) -> dict[str, list[tuple[int, int, int, str]]]:
+    """Per function: [(statement number, first line, last line, text)].
+
+    An instruction is text ending in ';' that is not a directive ('.xxx'); a label
+    is 'NAME:'.  Braces that open or close a scope (at a statement start) are not
+    statements; braces inside an operand list are part of the instruction.
+    """
+    lines = _strip_comments(text.splitlines())
+    funcs: dict[str, list] = {}
+    cur, depth, pending_name = None, 0, None
+    buf, buf_line = "", 0
+    for ln, line in enumerate(lines, 1):
+        if cur is None:
+            m = re.search(r"\.(?:entry|func)\s+(?:\([^)]*\)\s*)?([\w$]+)", line)
+            if m:
+                pending_name = m.group(1)
+            if pending_name and line.strip().startswith("{"):
+                cur, depth, buf = pending_name, 0, ""
+                funcs[cur] = []
+                pending_name = None
+                # fall through: the '{' is processed below
+            else:
+                continue
+        i = 0
+        while i < len(line):
+            ch = line[i]
+            if not buf.strip():
+                rest = line[i:].lstrip()
+                skip = len(line[i:]) - len(rest)
+                if not rest:
+                    break
+                if rest[0] == "{":
+                    depth += 1
+                    i += skip + 1
+                    buf = ""
+                    continue
+                if rest[0] == "}":
+                    depth -= 1
+                    i += skip + 1
+                    buf = ""
+                    if depth == 0:
+                        cur = None
+                        break
+                    continue
+                m = _LABEL.match(rest)
+                if m:
+                    funcs[cur].append((len(funcs[cur]) + 1, ln, ln, m.group(1) + ":"))
+                    i += skip + m.end()
+                    continue
+                buf, buf_line = "", ln
+                i += skip
+                ch = line[i]
+            if ch == ";":
+                stmt = buf.strip()
+                if not stmt.startswith("."):
+                    funcs[cur].append((len(funcs[cur]) + 1, buf_line, ln, " ".join(stmt.split())))
+                buf = ""
+                i += 1
+                continue
+            buf += ch
+            i += 1
+        if cur is None:
+            continue
+        if buf.strip():
+            buf += "\n"
+    return funcs
+
+
+def analyse(ptx: Path) -> dict:
+    text = ptx.read_text()
+    lines = text.splitlines()
+    funcs = statements(text)
+    (entry, stmts), = funcs.items()
+    mma = [s for s in stmts if s[3].startswith(MMA_OPCODE)]
+    spans = sorted({s[2] - s[1] + 1 for s in mma})
+    first, last = mma[0], mma[-1]
+    region = [s for s in stmts if first[0] <= s[0] <= last[0]]
+    branches = [s for s in region if re.match(r"(@!?%\w+\s+)?bra", s[3])]
+    labels = [s for s in region if s[3].endswith(":")]
+    # chains: an mma whose C list is not the D list of an earlier mma starts one
+    ops = [re.findall(r"\{([^}]*)\}", s[3]) for s in mma]
+    produced = set()
+    chains = 0
+    for d, a, b, c in ops:
+        if c not in produced:
+            chains += 1
+        produced.add(d)
+    return dict(
+        entry=entry,
+        physical_lines=len(lines),
+        statements=len(stmts),
+        mma=len(mma),
+        mma_line_spans=spans,
+        chains=chains,
+        region_lines=(first[1], last[2]),
+        region_statements=(first[0], last[0]),
+        region_branches=len(branches),
+        region_labels=len(labels),
+        tex=sum(1 for s in stmts if s[3].startswith("tex.")),
+        sust=sum(1 for s in stmts if s[3].startswith("sust.")),
+        tex_before=sum(1 for s in stmts if s[3].startswith("tex.") and s[0] < first[0]),
+        sust_after=sum(1 for s in stmts if s[3].startswith("sust.") and s[0] > last[0]),
+        bytes=len(text.encode()),
+    )
+
+
+# ---------------------------------------------------------------------------
+
+def run(cmd: list[str], cwd: Path = ROOT) -> None:
+    r = subprocess.run(cmd, cwd=cwd, capture_output=True, text=True)
+    if r.returncode != 0:
+        sys.stderr.write(f"$ {' '.join(cmd)}\n{r.stdout}{r.stderr}")
+        raise SystemExit(r.returncode)
+
+
+def nvcc_cmd(src: Path, arch: str, out: Path) -> list[str]:
+    return ["nvcc", "-ptx", f"-arch={arch}", *NVCC_FLAGS, "-o", str(out), str(src)]
+
+
+def fixture_name(stem: str, arch: str) -> str:
+    return f"{stem}_{arch.replace('_', '')}.ptx"
+
+
+def launch_description(stem: str, src: str, entry: str, width: int, height: int,
+                       phases: list[Phase]) -> dict:
+    gx, gy = width // 32, height // 4
+    p0 = phases[0]
+    a0 = p0.mt * p0.ks * 4
+    blocks = gx * gy
+    wbytes = sum(phase_bytes(p) for p in phases)
+    tex = dict(kind="texture", width=width, height=height, format="float32x4",
+               channel_desc=[32, 32, 32, 32, "float"], address_mode="clamp",
+               filter_mode="point", read_mode="element", normalized_coords=False)
+    fields = [
+        dict(name="arena", offset=0, kind="buffer", bytes=blocks * 4 * 32 * a0 * 4,
+             role="input", fill="f16_unit",
+             layout=f"[blockIdx.y*gridDim.x+blockIdx.x][tid.z 4][lane 32][{2 * a0} f16]"),
+        dict(name="plane_in", offset=8, kind="buffer", bytes=width * height * 16,
+             role="input", fill="f32_unit", layout="[y][x] float4"),
+        dict(name="plane_out", offset=16, kind="buffer", bytes=width * height * 16,
+             role="output", fill="zero",
+             layout="[y][x] uint4: the last phase's accumulator registers (raw f16x2 bits)"),
+        dict(name="tex_color", offset=24, role="input", fill="f32_unit", **tex),
+        dict(name="tex_guide", offset=32, role="input", fill="f32_unit", **tex),
+        dict(name="weights", offset=40, kind="buffer", bytes=wbytes, role="input",
+             fill="e4m3_small",
+             layout="per phase: B block [tid.z 4][nt][ks][lane 32][8 bytes] "
+                    "(pairs of k-slices interleaved per 16 bytes when ks is even), "
+                    "then bias block [tid.z 4][nt][16 bytes] (first 4 bytes: f16x2 seed)"),
+        dict(name="tex_motion", offset=48, role="input", fill="f32_signed2", **tex),
+        dict(name="tex_depth", offset=56, role="input", fill="f32_unit", **tex),
+        dict(name="surf_out", offset=64, kind="surface", width=width, height=height,
+             format="float16x4", channel_desc=[16, 16, 16, 16, "float"],
+             texel_bytes=8, role="output", fill="zero"),
+        dict(name="width", offset=72, kind="i32", value=width),
+        dict(name="height", offset=76, kind="i32", value=height),
+        dict(name="in_scale", offset=80, kind="f32", value=0.5),
+        dict(name="out_scale", offset=84, kind="f32", value=1.0),
+        dict(name="frame", offset=88, kind="i32", value=0),
+        dict(name="flags", offset=92, kind="i32", value=0),
+    ]
+    return dict(
+        format="rrsplice-launch/1",
+        kernel=entry,
+        source=str(SRC / src),
+        ptx={arch: fixture_name(stem, arch) for arch in ARCHS},
+        ptx_runs_on={"sm_89": ["sm_89", "sm_90"], "sm_120": ["sm_120"]},
+        block=[32, 1, 4],
+        grid=[gx, gy, 1],
+        dynamic_shared_bytes=0,
+        param_block=dict(size=96, align=8, fields=fields),
+        outputs=["plane_out", "surf_out"],
+        fills={
+            "zero": "all bytes 0",
+            "f16_unit": "IEEE half values uniform in [-1, 1)",
+            "f32_unit": "float32 values uniform in [0, 1)",
+            "f32_signed2": "float32 values uniform in [-2, 2)",
+            "e4m3_small": "random bytes with bit 6 cleared (finite e4m3, |v| < 2; "
+                          "read as f16x2 bias seeds they are finite too)",
+        },
+        phases=[dict(index=i, label=p.label, m=16 * p.mt, n=8 * p.nt, k=32 * p.ks,
+                     m_tiles=p.mt, n_tiles=p.nt, k_slices=p.ks, mma=p.mma,
+                     chains=p.mt * p.nt, epilogue=p.epi)
+                for i, p in enumerate(phases, 1)],
+        weight_layout=weight_layout(phases),
+        notes=[
+            "width must be a multiple of 32 and height a multiple of 4; "
+            "thread (lane, 0, z) of block (bx, by) owns pixel (32*bx+lane, 4*by+z)",
+            "deterministic: no atomics; shared memory is per warp and fenced by __syncwarp",
+            "every output pixel depends on the last phase's accumulators of its lane, "
+            "which depend on every mma of the kernel",
+        ],
+    )
+
+
+def readme(results: list[tuple[str, str, str, list[Phase], dict[str, dict]]]) -> str:
+    out = ["## Real-compiler Swin fixtures (nvcc)", "",
+           "Generated by `python scripts/make_fixtures.py` from the CUDA C++ sources in",
+           "`corpus_fixtures/src/` (do not edit the `.ptx`, `.launch.json` or this section by",
+           "hand; change the sources or the script and regenerate).  Compiler: CUDA 13.0",
+           "(`nvcc -ptx`, `.version 9.0`).  Each kernel is one `.visible .entry` with a 96-byte",
+           "parameter block (`param_0`; weight image pointer at `+40`), blockDim (32, 1, 4),",
+           "a texture/plane-arena prologue, a straight-line mma region (every",
+           f"`{MMA_OPCODE}` is written by",
+           "inline asm with one operand list per line: five physical lines with the opcode on",
+           "a line of its own, or four with the D list on the opcode's line -- column",
+           "`lines/mma`) with requantising",
+           "epilogues between phases, and a final epilogue (shared staging, softmax, 3x3",
+           "texture gather, two integer-coordinate texture reads, `sust.b.2d` store, aux-plane",
+           "store).  `<kernel>.launch.json` describes how to launch each kernel.", "",
+           "Statements are counted per function as in the design notes (instructions and",
+           "labels, a multi-line instruction located at its first line).  The mma region runs",
+           "from the first mma's first line to the last mma's last line; its statement range",
+           "is first mma .. last mma.", "",
+           "| fixture | source | entry | lines | statements | mma | lines/mma | chains | mma region (lines) | mma region (statements) | bytes |",
+           "|---|---|---|---|---|---|---|---|---|---|---|"]
+    for stem, src, entry, phases, per_arch in results:
+        for arch, a in per_arch.items():
+            out.append(f"| `{fixture_name(stem, arch)}` | `src/{src}` | `{entry}` | {a['physical_lines']} "
+                       f"| {a['statements']} | {a['mma']} "
+                       f"| {'/'.join(map(str, a['mma_line_spans']))} | {a['chains']} "
+                       f"| {a['region_lines'][0]}-{a['region_lines'][1]} "
+                       f"| s{a['region_statements'][0]}-s{a['region_statements'][1]} "
+                       f"| {a['bytes']} |")
+    out += ["", "Commands (run from the repository root):", "", "```"]
+    for stem, src, entry, phases, per_arch in results:
+        for arch in per_arch:
+            out.append(" ".join(nvcc_cmd(SRC / src, arch, FIX / fixture_name(stem, arch))))
+    out += ["```", "", "Every file is checked with `ptxas -O0 -c` for: " +
+            "; ".join(f"{a} PTX -> {', '.join(t)}" for a, t in PTXAS_TARGETS.items()) + ".", ""]
+    for stem, src, entry, phases, per_arch in results:
+        total = sum(p.mma for p in phases)
+        out += [f"### {stem} (`{entry}`, {len(phases)} phases, {total} mma)", "",
+                "| phase | role | geometry MxNxK | m x n x k tiles | mma | chains | epilogue after |",
+                "|---|---|---|---|---|---|---|"]
+        for i, p in enumerate(phases, 1):
+            epi = "final epilogue" if i == len(phases) else EPI_NAMES[p.epi]
+            out.append(f"| {i} | {p.label} | {p.geometry} | {p.mt} x {p.nt} x {p.ks} | {p.mma} "
+                       f"| {p.mt * p.nt} | {epi} |")
+        a = next(iter(per_arch.values()))
+        out += ["", f"Branches inside the mma region: {a['region_branches']}; labels: "
+                    f"{a['region_labels']}.  Texture reads before the region: {a['tex_before']} "
+                    f"of {a['tex']}; surface stores after it: {a['sust_after']} of {a['sust']}.", ""]
+    return "\n".join(out)
+
+
+def generate(dest: Path, ptxas: bool) -> list:
+    results = []
+    for stem, src, entry, width, height, mma_lines in KERNELS:
+        phases = phase_table(ROOT / SRC / src)
+        per_arch = {}
+        for arch in ARCHS:
+            rel = fixture_name(stem, arch)
+            out = dest / rel
+            run(nvcc_cmd(SRC / src, arch, out.relative_to(ROOT) if out.is_relative_to(ROOT) else out))
+            a = analyse(out)
+            if a["entry"] != entry:
+                raise SystemExit(f"{rel}: entry {a['entry']} != {entry}")
+            if a["mma"] != sum(p.mma for p in phases):
+                raise SystemExit(f"{rel}: {a['mma']} mma, table says {sum(p.mma for p in phases)}")
+            if a["mma_line_spans"] != [mma_lines]:
+                raise SystemExit(f"{rel}: mma statements span {a['mma_line_spans']} lines, "
+                                 f"expected {mma_lines}")
+            if a["chains"] != sum(p.mt * p.nt for p in phases):
+                raise SystemExit(f"{rel}: {a['chains']} chains")
+            if ptxas:
+                for target in PTXAS_TARGETS[arch]:
+                    run(["ptxas", f"-arch={target}", "-O0", "-c", str(out), "-o", "/dev/null"])
+            per_arch[arch] = a
+            print(f"{rel}: {a['physical_lines']} lines, {a['statements']} statements, "
+                  f"{a['mma']} mma, region lines {a['region_lines']} "
+                  f"statements {a['region_statements']}, {a['region_branches']} branches in region")
+        desc = launch_description(stem, src, entry, width, height, phases)
+        (dest / f"{stem}.launch.json").write_text(json.dumps(desc, indent=2) + "\n")
+        results.append((stem, src, entry, phases, per_arch))
+    (dest / "README_real.md").write_text(readme(results) + "\n")
+    return results
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--no-ptxas", action="store_true", help="skip the ptxas acceptance checks")
+    ap.add_argument("--check", action="store_true",
+                    help="regenerate into a temporary directory and compare with the committed files")
+    args = ap.parse_args()
+    if not args.check:
+        generate(ROOT / FIX, not args.no_ptxas)
+        return
+    with tempfile.TemporaryDirectory() as tmp:
+        generate(Path(tmp), not args.no_ptxas)
+        bad = [f.name for f in sorted(Path(tmp).iterdir())
+               if not (ROOT / FIX / f.name).exists()
+               or (ROOT / FIX / f.name).read_bytes() != f.read_bytes()]
+        if bad:
+            raise SystemExit("differs from the committed fixtures: " + ", ".join(bad))
+        print("committed fixtures are up to date")
+
+
+if __name__ == "__main__":
+    main()
