@@ -823,21 +823,22 @@ def classify_live_in(fa, rng, passed=None) -> list[LiveIn]:
     liveset = set(live)
     passed_set = set(passed) if passed is not None else None
     pred = {r for r in live if _is_predicate(eng, r)}
-    defs_of = {r: eng.rd(first, r) for r in live}
+    entries = list(getattr(fa, "range_entries", lambda _r: [first])(rng)) or [first]
+    if first not in entries:
+        entries.insert(0, first)
+    defs_of = {r: _outside_defs(eng, entries, rng, r) for r in live}
+    values = {r: _merged(eng, r, defs_of[r]) for r in live if defs_of[r]}
 
     # candidates: (pointer register, detail) for registers reloadable from a pointer
     block_regs = {}
     for r in live:
-        if r in pred or not defs_of[r]:
-            continue
-        v = eng.value_at(first, r)
-        if isinstance(v, ParamBlock):
-            block_regs.setdefault(v.name, []).append(r)
+        if isinstance(values.get(r), ParamBlock) and r not in pred:
+            block_regs.setdefault(values[r].name, []).append(r)
     cand: dict = {}
     for r in live:
         if r in pred or not defs_of[r]:
             continue
-        got = _reload(eng, fn, r, defs_of[r], first, liveset, block_regs)
+        got = _reload(eng, r, defs_of, liveset, block_regs)
         if got is not None:
             cand[r] = got
 
@@ -849,12 +850,12 @@ def classify_live_in(fa, rng, passed=None) -> list[LiveIn]:
                                           "(pass it as an integer or recompute it)", d))
             continue
         if not d:
-            out.append(LiveIn(r, "other", f"undefined: no definition reaches s{first}", d))
+            out.append(LiveIn(r, "other", "undefined: no definition reaches the range", d))
             continue
         if passed_set is not None and r in passed_set:
             out.append(LiveIn(r, "passed", "passed", d))
             continue
-        v = eng.value_at(first, r)
+        v = values[r]
         c = cand.get(r)
         if passed_set is not None:
             ok = c is not None and c[0] in passed_set
@@ -885,10 +886,24 @@ def _value_note(eng: _Engine, v) -> str:
     return f"value ({v})"
 
 
-def _reload(eng: _Engine, fn: Function, reg: str, defs: tuple, first: int, liveset: set,
-            block_regs: dict):
+def _outside_defs(eng: _Engine, entries, rng, reg: str) -> tuple:
+    """Definitions of `reg` made outside `rng` that reach one of its entries."""
+    out = set()
+    for e in entries:
+        out.update(d for d in eng.rd(e, reg) if not (rng.first <= d <= rng.last))
+    return tuple(sorted(out))
+
+
+def _merged(eng: _Engine, reg: str, defs: tuple):
+    if is_special_register(reg):
+        return Special(reg)
+    return eng._merge(reg, defs, [eng.def_value(d, reg) for d in defs])
+
+
+def _reload(eng: _Engine, reg: str, defs_of: dict, liveset: set, block_regs: dict):
     """(pointer register, detail) if every reaching definition of `reg` is the same
     read-only load from a live-in pointer (or from the parameter block)."""
+    defs = defs_of[reg]
     found = None
     for d in defs:
         st = eng.stmts[d - 1]
@@ -911,7 +926,7 @@ def _reload(eng: _Engine, fn: Function, reg: str, defs: tuple, first: int, lives
             if b.name not in liveset:
                 return None
             # the pointer must hold the same value at the load and at the range entry
-            if eng.rd(d, b.name) != eng.rd(first, b.name):
+            if eng.rd(d, b.name) != defs_of.get(b.name):
                 return None
             ptr = b.name
             bv = eng.value_at(d, b.name)

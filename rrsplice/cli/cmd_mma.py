@@ -73,25 +73,24 @@ def phases_cmd(file, entry, as_json):
                     "phases": [p.to_json() for p in ps]})
         return
     table = Table(title=f"{fn.name}: {sum(len(p.mmas) for p in ps)} mma in {len(ps)} phases",
-                  box=box.SIMPLE_HEAD, pad_edge=False)
-    for col in ("#", "statements", "lines", "mma", "MxNxK", "chains", "dense",
-                "B weight bytes", "bias seeds"):
-        table.add_column(col, no_wrap=col != "bias seeds",
+                  box=box.SIMPLE_HEAD, pad_edge=False, collapse_padding=True)
+    for col in ("#", "statements\nlines", "mma", "MxNxK", "chains\ngrid",
+                "B weight\nbytes", "bias seeds"):
+        table.add_column(col, overflow="fold",
                          justify="right" if col in ("#", "mma") else "left")
     for p in ps:
         chains = f"{p.chain_count}x{p.chain_length}" if p.chain_length else \
             f"{p.chain_count}x" + "/".join(map(str, p.chain_lengths))
         b = _off_range(p.b_weight_range)
         if p.b_weight_range and p.b_unresolved:
-            b += f" ({p.b_unresolved} regs not)"
+            b += f"\n({p.b_unresolved} regs not)"
         elif not p.b_weight_range:
             b = "-"
-        seeds = len(p.bias_seeds)
         sr = p.bias_offset_range
-        seed_text = f"{seeds} @ {_off_range(sr)}" if sr else f"{seeds}"
-        table.add_row(str(p.index), f"s{p.first}-s{p.last}", f"{p.first_line}-{p.last_line}",
-                      str(len(p.mmas)), p.geometry, chains, "yes" if p.dense else "no", b,
-                      seed_text)
+        seed_text = f"{len(p.bias_seeds)}" + (f"\n{_off_range(sr)}" if sr else "")
+        table.add_row(str(p.index), f"s{p.first}-s{p.last}\n{p.first_line}-{p.last_line}",
+                      str(len(p.mmas)), p.geometry,
+                      chains + ("\ndense" if p.dense else "\nnot dense"), b, seed_text)
     c = console()
     c.print(table)
     if len(ps) > 1:
