@@ -54,9 +54,8 @@ class _Build(Transformer):
 
     def header(self, c):
         tok = c[0]
-        text = str(tok).split("//", 1)[0].strip()
-        name, _, value = text.partition(" ")
-        return ("header", name, value.strip(), tok)
+        parts = str(tok).split("//", 1)[0].split(None, 1)
+        return ("header", parts[0], parts[1].strip() if len(parts) > 1 else "", tok)
 
     def file_dir(self, c):
         return ("file", str(c[0]), c[0])
