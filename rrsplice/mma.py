@@ -349,7 +349,8 @@ def _chains_of(sc: _Scan) -> list[tuple[int, ...]]:
     for dst, src in sorted(sc.pred.items()):
         if src not in succ:
             succ[src] = dst
-    heads = [m.index for m in sc.mmas if m.index not in sc.pred or succ.get(sc.pred[m.index]) != m.index]
+    heads = [m.index for m in sc.mmas
+             if m.index not in sc.pred or succ.get(sc.pred[m.index]) != m.index]
     out = []
     for h in heads:
         c = [h]
@@ -482,7 +483,6 @@ def phases(fn: Function, fa=None) -> list[Phase]:
     chains_by_phase: dict[int, list] = {}
     cross = Counter()
     for c in all_chains:
-        p = sc.phase_of[c[0]]
         # a chain never spans phases: cut it where the phase changes
         cur = [c[0]]
         for idx in c[1:]:
@@ -493,7 +493,6 @@ def phases(fn: Function, fa=None) -> list[Phase]:
             else:
                 cur.append(idx)
         chains_by_phase.setdefault(sc.phase_of[cur[-1]], []).append(tuple(cur))
-        del p
     prov = _provenance_helpers(fa)
     stmts = fn.statements
     mma_at = {m.index: m for m in sc.mmas}

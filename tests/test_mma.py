@@ -370,3 +370,44 @@ def test_cli_errors_exit_2(tmp_path):
     assert r.exit_code == 2 and "never closed" in r.output
     r = run("mma", str(SMALL), "--entry", "nope")
     assert r.exit_code == 2
+
+
+# ---------------------------------------------------------------- README_real.md, every fixture
+
+def _readme_real():
+    """{kernel: [(geometry, (m, n, k tiles), mma, chains)]} and {file: (first, last)} as
+    corpus_fixtures/README_real.md states them."""
+    path = FIX / "README_real.md"
+    if not path.is_file():
+        pytest.skip("README_real.md is not in this checkout")
+    kernels, regions, cur = {}, {}, None
+    for line in path.read_text().splitlines():
+        if line.startswith("### "):
+            cur = line.split()[1]
+            kernels[cur] = []
+        cells = [c.strip() for c in line.strip().strip("|").split("|")]
+        if line.startswith("| `") and len(cells) >= 10:
+            first, last = cells[9].split("-")
+            regions[cells[0].strip("`")] = (int(first[1:]), int(last[1:]), int(cells[5]))
+        elif cur and line.startswith("| ") and cells[0].isdigit():
+            tiles = tuple(int(x) for x in cells[3].split(" x "))
+            kernels[cur].append((cells[2], tiles, int(cells[4]), int(cells[5])))
+    return kernels, regions
+
+
+def test_every_real_fixture_matches_its_readme():
+    kernels, regions = _readme_real()
+    assert regions, "README_real.md lists no fixtures"
+    for name, (first, last, nmma) in sorted(regions.items()):
+        path = FIX / name
+        if not path.is_file():
+            continue
+        fn = parse(path).functions[0]
+        ps = phases(fn)
+        stated = kernels[name.rsplit("_", 1)[0]]
+        got = [(p.geometry, (p.m_tiles, p.n_tiles, p.k_slices), len(p.mmas), p.chain_count)
+               for p in ps]
+        assert got == stated, name
+        assert (ps[0].first, ps[-1].last) == (first, last), name
+        assert sum(len(p.mmas) for p in ps) == nmma, name
+        assert all(p.dense for p in ps), name
