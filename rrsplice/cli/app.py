@@ -31,7 +31,8 @@ def _fail(message: str, code: int, exc) -> None:
         payload = exc.to_json() if hasattr(exc, "to_json") else {"message": message}
         click.echo(json.dumps({"ok": False, "error": payload}, indent=2, sort_keys=True))
     else:
-        err_console().print(message, markup=False, highlight=False)
+        # soft_wrap: never re-wrap an error's source line, or its caret would move
+        err_console().print(message, markup=False, highlight=False, soft_wrap=True)
     sys.exit(code)
 
 

@@ -16,6 +16,13 @@ from ..select import SelectionError, select_function
 from .app import console, entry_option, json_option, main, note, print_json
 
 
+def _json_errors(as_json: bool) -> None:
+    """Errors raised later in this command print as JSON when --json was given (the group
+    reads this flag from the root context)."""
+    if as_json:
+        click.get_current_context().find_root()._rrsplice_json = True
+
+
 def _parse_one(path: str) -> dict:
     t0 = time.perf_counter()
     try:
@@ -34,7 +41,9 @@ def _parse_one(path: str) -> dict:
 @click.argument("files", nargs=-1, required=True, type=click.Path(dir_okay=False))
 @json_option
 def parse_cmd(files, as_json):
-    """Parse FILES; report lines, statements, functions, mma, round trip, seconds."""
+    """Parse FILES; report lines, statements, functions, mma, round trip, seconds.
+
+    Exits 2 when a file does not parse, 1 when a round trip is not byte-identical."""
     results = []
     show_bar = not as_json and len(files) > 3 and sys.stderr.isatty()
     if show_bar:
@@ -67,8 +76,9 @@ def parse_cmd(files, as_json):
         console().print(table)
         for r in results:
             if not r["ok"]:
-                console().print(r["rendered"], markup=False)
-    sys.exit(1 if failed else 0)
+                click.echo(r["rendered"], err=True)
+    # 2: a file is malformed (as for every other command); 1: a round trip differs
+    sys.exit(2 if any(not r["ok"] for r in results) else 1 if failed else 0)
 
 
 @main.command("functions")
@@ -76,6 +86,7 @@ def parse_cmd(files, as_json):
 @json_option
 def functions_cmd(file, as_json):
     """List FILE's functions: kind, parameters, statement count, line span."""
+    _json_errors(as_json)
     m = parse(file)
     rows = []
     for f in m.functions:
@@ -117,6 +128,7 @@ def statement_json(st) -> dict:
 @json_option
 def show_cmd(file, sid, line, entry, as_json):
     """Show one statement of FILE by its sN number or by a physical --line."""
+    _json_errors(as_json)
     if (sid is None) == (line is None):
         raise SelectionError("give either a statement (e.g. s452) or --line L")
     m = parse(file)
