@@ -313,6 +313,8 @@ _TEMPLATE = '''"""{doc}
 
 MODULE = {module!r}
 ENTRY = {entry!r}
+# qualifies this recipe's debug-stage names ({layer}.NAME)
+LAYER = {layer!r}
 CALLEE = {callee!r}
 
 # the region: its first statement's first physical line, and the line after its last
@@ -454,7 +456,9 @@ def _render(*, name, doc, module, entry, callee, cut, abi, a_regs, c_regs, other
                             entry=entry, callee=callee, cut0=cut[0], cut1=cut[1], abi=abi,
                             a_regs=_pylist(a_regs), c_regs=_pylist(c_regs),
                             other_regs=_pylist(other_regs), ret_regs=_pylist(ret_regs),
-                            types=typ, scratch=scratch, w_reg=w_reg, v_reg=v_reg, slots=slots)
+                            types=typ, scratch=scratch, w_reg=w_reg, v_reg=v_reg, slots=slots,
+                            layer=name[5:] if name.startswith("swin_") and len(name) > 5
+                            else name)
 
 
 def _wrap(text: str, width: int = 88) -> list:

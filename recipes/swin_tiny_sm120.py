@@ -1,0 +1,189 @@
+"""Splice recipe for rrswin_tiny_kernel (scaffolded by `rrsplice recipe new swin_tiny_sm120
+--module swin_tiny_sm120.ptx --range s297-s2349 --abi scratch`).
+
+The cut replaces statements s297-s2349 (2053 statements) -- physical lines 801-6304 of
+swin_tiny_sm120.ptx -- with one `call.uni d4r_swin_tiny_sm120`.
+It holds 162 mma in 7 phase(s).
+Phase 1 (s297-s360, lines 801-1182) is a 32x64x128 m16n8k32 GEMM: 64 mma in 16 chains, 2
+m-tiles x 8 n-tiles x 4 k-slices, 8 A fragments.
+Its 8 bias seeds are loaded from the weight image at +32768..+32880.
+Its B fragments come from weight image bytes [0, 7696).
+
+Live into the region: 111 registers. Passed to the callee, in this order:
+  * A_REGS: 32 registers of phase 1's A fragments, first-use order,
+  * C_REGS: 8 phase-1 bias seeds, weight-image offset order,
+  * OTHER_REGS: 71 more (pointers, special values, values some path leaves unwritten):
+    %r367 %r368 %r369 %r370 %r371 %r372 %r373 %r374 ...,
+  * the address of the scratch array.
+
+Live out of the region (RET_REGS): 6 registers: %r4079 %r4080 %r4089 %r4090 %r4160
+%r4162.
+They come back through _ZZ18rrswin_tiny_kernelE4smem (8192 bytes), 24 bytes per thread
+at t * 24, t = the thread's linear index in its block (tid.x + ntid.x * (tid.y + ntid.y
+* tid.z); 128 threads).
+"""
+
+MODULE = 'swin_tiny_sm120.ptx'
+ENTRY = 'rrswin_tiny_kernel'
+# qualifies this recipe's debug-stage names (tiny_sm120.NAME)
+LAYER = 'tiny_sm120'
+CALLEE = 'd4r_swin_tiny_sm120'
+
+# the region: its first statement's first physical line, and the line after its last
+# statement's last physical line (half-open)
+CUT_CALL = (801, 6305)
+
+# "scratch": returns cross back through the .shared array SCRATCH (lane * RET_STRIDE);
+# "param": they come back as the call's return value (one .param .b8 array)
+ABI = 'scratch'
+
+# phase 1's A fragments, in the order its mma first use them
+A_REGS = [
+    "%r33", "%r36", "%r55", "%r58",
+    "%r77", "%r80", "%r99", "%r102",
+    "%r121", "%r124", "%r143", "%r146",
+    "%r165", "%r168", "%r187", "%r190",
+    "%r209", "%r212", "%r231", "%r234",
+    "%r253", "%r256", "%r275", "%r278",
+    "%r297", "%r300", "%r319", "%r322",
+    "%r341", "%r344", "%r363", "%r366",
+]
+
+# phase 1's bias seeds, in weight-image offset order
+C_REGS = [
+    "%r431", "%r432", "%r433", "%r434",
+    "%r435", "%r436", "%r437", "%r438",
+]
+
+# other values the body needs: pointers, special values, values not always overwritten
+OTHER_REGS = [
+    "%r367", "%r368", "%r369", "%r370",
+    "%r371", "%r372", "%r373", "%r374",
+    "%r375", "%r376", "%r377", "%r378",
+    "%r379", "%r380", "%r381", "%r382",
+    "%r383", "%r384", "%r385", "%r386",
+    "%r387", "%r388", "%r389", "%r390",
+    "%r391", "%r392", "%r393", "%r394",
+    "%r395", "%r396", "%r397", "%r398",
+    "%r399", "%r400", "%r401", "%r402",
+    "%r403", "%r404", "%r405", "%r406",
+    "%r407", "%r408", "%r409", "%r410",
+    "%r411", "%r412", "%r413", "%r414",
+    "%r415", "%r416", "%r417", "%r418",
+    "%r419", "%r420", "%r421", "%r422",
+    "%r423", "%r424", "%r425", "%r426",
+    "%r427", "%r428", "%r429", "%r430",
+    "%r4117", "%r4118", "%r4126", "%r4129",
+    "%r4135", "%rd6", "%rd123",
+]
+
+# what the code after the region reads back out of it
+RET_REGS = [
+    "%r4079", "%r4080", "%r4089", "%r4090",
+    "%r4160", "%r4162",
+]
+
+# how each register crosses the call when it is not a .b32
+REG_TYPES = {"%rd123": ".b64", "%rd6": ".b64"}
+
+SCRATCH = '_ZZ18rrswin_tiny_kernelE4smem'
+# "thread": a thread's slot is at its linear index in the block x RET_STRIDE;
+# "lane": at %laneid x RET_STRIDE (every warp of the block uses the same 32 slots)
+SLOTS = 'thread'
+W_REG = None
+V_REG = None
+
+_SIZE = {".b16": 2, ".b32": 4, ".b64": 8, ".pred": 4}
+
+
+def _type(reg):
+    return REG_TYPES.get(reg, ".b32")
+
+
+def _ret_layout():
+    """(register, byte offset) of each returned value in a lane's slot, and the slot size."""
+    off, out, align = 0, [], 4
+    for r in RET_REGS:
+        n = max(_SIZE[_type(r)], 4)
+        align = max(align, n)
+        off = (off + n - 1) // n * n
+        out.append((r, off))
+        off += n
+    return out, ((off + align - 1) // align * align if off else 0)
+
+
+RET_STRIDE = _ret_layout()[1]
+
+
+def _param_type(reg):
+    t = _type(reg)
+    return ".b32" if t == ".pred" else t
+
+
+def cut_call():
+    """The PTX that replaces the region. Special registers are read with mov only."""
+    args = A_REGS + C_REGS + OTHER_REGS
+    lines = ["{", "\t.reg .b32 %rrs<4>;"]
+    names = []
+    for i, r in enumerate(args):
+        lines.append("\t.param %s p%d;" % (_param_type(r), i))
+        if _type(r) == ".pred":
+            lines.append("\tselp.u32 %%rrs3, 1, 0, %s;" % r)
+            lines.append("\tst.param.b32 [p%d+0], %%rrs3;" % i)
+        else:
+            lines.append("\tst.param%s [p%d+0], %s;" % (_param_type(r), i, r))
+        names.append("p%d" % i)
+    layout, size = _ret_layout()
+    if ABI == "scratch" and RET_REGS:
+        lines.append("\t.param .b32 ps;")
+        lines.append("\tmov.u32 %%rrs0, %s;" % SCRATCH)
+        lines.append("\tst.param.b32 [ps+0], %rrs0;")
+        names.append("ps")
+    if ABI == "param" and RET_REGS:
+        lines.append("\t.param .align 8 .b8 rv[%d];" % size)
+    call = "\tcall.uni "
+    if ABI == "param" and RET_REGS:
+        call += "(rv), "
+    call += CALLEE
+    if names:
+        call += ", (" + ", ".join(names) + ")"
+    lines.append(call + ";")
+    if ABI == "scratch" and RET_REGS:
+        if SLOTS == "thread":
+            lines += ["\tmov.u32 %rrs1, %tid.z;", "\tmov.u32 %rrs2, %ntid.y;",
+                      "\tmov.u32 %rrs3, %tid.y;", "\tmad.lo.s32 %rrs1, %rrs1, %rrs2, %rrs3;",
+                      "\tmov.u32 %rrs2, %ntid.x;", "\tmov.u32 %rrs3, %tid.x;",
+                      "\tmad.lo.s32 %rrs1, %rrs1, %rrs2, %rrs3;"]
+        else:
+            lines.append("\tmov.u32 %rrs1, %laneid;")
+        lines.append("\tmad.lo.s32 %%rrs2, %%rrs1, %d, %%rrs0;" % size)
+    for r, off in layout:
+        src = "[%%rrs2+%d]" % off if ABI == "scratch" else "[rv+%d]" % off
+        space = "shared" if ABI == "scratch" else "param"
+        if _type(r) == ".pred":
+            lines.append("\tld.%s.b32 %%rrs3, %s;" % (space, src))
+            lines.append("\tsetp.ne.u32 %s, %%rrs3, 0;" % r)
+        else:
+            lines.append("\tld.%s%s %s, %s;" % (space, _type(r), r, src))
+    lines.append("}")
+    return "\n".join(lines)
+
+
+def extern():
+    """The .extern .func declaration of the callee, matching cut_call()'s arguments."""
+    args = A_REGS + C_REGS + OTHER_REGS
+    params = [".param %s %s_p%d" % (_param_type(r), CALLEE, i) for i, r in enumerate(args)]
+    if ABI == "scratch" and RET_REGS:
+        params.append(".param .b32 %s_scratch" % CALLEE)
+    ret = ""
+    if ABI == "param" and RET_REGS:
+        ret = "(.param .align 8 .b8 %s_ret[%d]) " % (CALLEE, _ret_layout()[1])
+    text = ".extern .func %s%s" % (ret, CALLEE)
+    if params:
+        text += "\n(\n\t" + ",\n\t".join(params) + "\n)"
+    return text + "\n;\n"
+
+
+def recipe():
+    """make_ptx.py's recipe for this kernel."""
+    return dict(file=MODULE, cut_call=CUT_CALL, call=cut_call(), extern=extern())

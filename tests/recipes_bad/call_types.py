@@ -1,0 +1,12 @@
+"""call-args: the weight pointer is passed as .b64 but declared .b32."""
+import importlib.util as _u
+import pathlib as _p
+
+_s = _u.spec_from_file_location("_dec2_base", _p.Path(__file__).with_name("_dec2.py"))
+base = _u.module_from_spec(_s)
+_s.loader.exec_module(base)
+MODULE = base.MODULE
+
+
+def recipe():
+    return base.make(extern=base.extern_text(ptr_types=[".b32", ".b64"]))

@@ -1,0 +1,12 @@
+"""callee-order: no extern text, and the module declares no d4r_swin_dec2."""
+import importlib.util as _u
+import pathlib as _p
+
+_s = _u.spec_from_file_location("_dec2_base", _p.Path(__file__).with_name("_dec2.py"))
+base = _u.module_from_spec(_s)
+_s.loader.exec_module(base)
+MODULE = base.MODULE
+
+
+def recipe():
+    return dict(file=base.MODULE, cut_call=base.CUT_CALL, call=base.call_text())

@@ -1,0 +1,12 @@
+"""live-in: the parameter block %rd7 is not passed (and nothing derives it)."""
+import importlib.util as _u
+import pathlib as _p
+
+_s = _u.spec_from_file_location("_dec2_base", _p.Path(__file__).with_name("_dec2.py"))
+base = _u.module_from_spec(_s)
+_s.loader.exec_module(base)
+MODULE = base.MODULE
+
+
+def recipe():
+    return base.make(ptrs=[("%rd32", ".b64")], extern=base.extern_text(ptr_types=[".b64"]))

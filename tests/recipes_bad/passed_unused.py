@@ -1,0 +1,12 @@
+"""passed-unused (warning only): %r5 is passed but not live into the region."""
+import importlib.util as _u
+import pathlib as _p
+
+_s = _u.spec_from_file_location("_dec2_base", _p.Path(__file__).with_name("_dec2.py"))
+base = _u.module_from_spec(_s)
+_s.loader.exec_module(base)
+MODULE = base.MODULE
+
+
+def recipe():
+    return base.make(args=base.A_REGS + base.C_REGS + ["%r5"], extern=base.extern_text(n_args=61))

@@ -1,0 +1,12 @@
+"""special-operand (warning): %laneid as an operand of mad.lo, as the seed recipe does."""
+import importlib.util as _u
+import pathlib as _p
+
+_s = _u.spec_from_file_location("_dec2_base", _p.Path(__file__).with_name("_dec2.py"))
+base = _u.module_from_spec(_s)
+_s.loader.exec_module(base)
+MODULE = base.MODULE
+
+
+def recipe():
+    return base.make(call=base.call_text().replace("\tmov.u32 %rswin2, %laneid;\n", "").replace("%rswin1, %rswin2,", "%rswin1, %laneid,"))
