@@ -342,6 +342,11 @@ __device__ __forceinline__ void rr_requant(const uint32_t (&d)[S], uint32_t (&a)
     }
 #pragma unroll
     for (int j = 2 * T; j < S; ++j) acc[j % (2 * T)] = __hadd2(acc[j % (2 * T)], rr_h2(d[j]));
+    // bound |A| by 64 (with B below 2 in magnitude, no f16 accumulator of a
+    // chain of four can overflow: 4 x 32 x 64 x 2 < 65504)
+    const __half2 lim = __float2half2_rn(64.0f), nlim = __float2half2_rn(-64.0f);
+#pragma unroll
+    for (int i = 0; i < 2 * T; ++i) acc[i] = __hmax2(__hmin2(acc[i], lim), nlim);
 #pragma unroll
     for (int i = 0; i < T; ++i)
         a[i] = rr_pack(rr_cvt_e4m3x2<RELU>(acc[2 * i]), rr_cvt_e4m3x2<RELU>(acc[2 * i + 1]));
@@ -456,6 +461,7 @@ __device__ __forceinline__ void rr_swin_body(const RrSwinParams& p, uint32_t* sm
         v[i] = exp2f((v[i] - mx) * 1.4426950f);
         wsum += v[i];
     }
+    wsum += __shfl_xor_sync(0xffffffffu, wsum, 2);  // the pair's sum is >= 1
     const float winv = __fdividef(1.0f, wsum);
     // 3x3 colour gather weighted by the softmax
     float4 o = make_float4(0.0f, 0.0f, 0.0f, 0.0f);
