@@ -7,6 +7,7 @@ import time
 
 import click
 from rich.progress import Progress
+from rich import box
 from rich.table import Table
 
 from ..emit import emit
@@ -59,10 +60,12 @@ def parse_cmd(files, as_json):
         print_json({"ok": not failed, "files": [{k: v for k, v in r.items() if k != "rendered"}
                                                 for r in results]})
     else:
-        table = Table(title=None)
-        for col in ("file", "result", "lines", "statements", "functions", "mma", "round trip",
-                    "seconds"):
-            table.add_column(col, justify="left" if col in ("file", "result") else "right")
+        table = Table(title=None, box=box.SIMPLE_HEAD, pad_edge=False)
+        # the file name folds, never ellipsizes; the short columns never wrap
+        table.add_column("file", overflow="fold", ratio=1)
+        table.add_column("result", no_wrap=True)
+        for col in ("lines", "stmts", "funcs", "mma", "round trip", "seconds"):
+            table.add_column(col, justify="right", no_wrap=True)
         for r in results:
             if r["ok"]:
                 table.add_row(r["file"], "[green]ok[/green]", str(r["lines"]),
