@@ -17,6 +17,7 @@ optimisation, never a requirement.
 from __future__ import annotations
 
 import copyreg
+import dataclasses
 import gc
 import hashlib
 import os
@@ -31,7 +32,7 @@ from . import model as _model
 from .model import Function, Module
 from .parse import parse_bytes
 
-_FORMAT = 1
+_FORMAT = 2
 _PKG = Path(__file__).resolve().parent
 _MODEL_SOURCES = ("grammar/ptx.lark", "lexicon.py", "parse.py", "operands.py", "model.py")
 _ANALYSIS_SOURCES = ("semantics.py", "cfg.py", "dataflow.py")
@@ -84,35 +85,27 @@ def _read(path: Path):
             gc.enable()
 
 
-def _rebuild(cls, values):
-    """Recreate a slotted model object from its slot values (see `_reducer`)."""
-    obj = object.__new__(cls)
-    setter = object.__setattr__
-    for name, value in zip(cls.__slots__, values):
-        setter(obj, name, value)
-    return obj
-
-
-def _reducer(cls):
-    slots = tuple(cls.__slots__)
-
+def _reducer(cls, names: tuple):
     def reduce(obj):
-        return _rebuild, (cls, tuple(getattr(obj, n) for n in slots))
+        return cls, tuple(getattr(obj, n) for n in names)
     return reduce
 
 
 def _dispatch_table() -> dict:
-    """Compact, fast-to-load reductions for the many small slotted model objects
-    (statements and operands): one tuple of slot values each, instead of the per-object
-    state dictionaries (and Python-level __setstate__ of frozen dataclasses) pickle uses by
-    default. Only classes whose every slot is always set qualify."""
+    """Faster-to-load reductions for the many small operand objects: each is rebuilt by
+    calling its class with its field values, instead of pickle's default for frozen
+    slotted dataclasses (a Python-level __setstate__ per object). Statements keep the
+    default, which pickle restores in C."""
     table = copyreg.dispatch_table.copy()
-    for name in ("Statement", "Reg", "Negated", "Imm", "Symbol", "Vector", "Address",
-                 "PredPair", "ParenList", "Sink", "Guard"):
+    for name in ("Reg", "Negated", "Imm", "Symbol", "Vector", "Address", "PredPair",
+                 "ParenList", "Sink", "Guard"):
         cls = getattr(_model, name, None)
-        slots = getattr(cls, "__slots__", None)
-        if cls is not None and isinstance(slots, (tuple, list)) and "__dict__" not in slots:
-            table[cls] = _reducer(cls)
+        if cls is None or not dataclasses.is_dataclass(cls):
+            continue
+        fields = tuple(f.name for f in dataclasses.fields(cls) if f.init)
+        if len(fields) != len(dataclasses.fields(cls)):
+            continue
+        table[cls] = _reducer(cls, fields)
     return table
 
 
