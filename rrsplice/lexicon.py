@@ -24,20 +24,26 @@ INSTRUCTION = (r"(?:@[ \t]*+(?:![ \t]*+)?[%A-Za-z_$][\w$]*+[ \t]++)?[a-z][\w$]*+
 LABELLED_DIRECTIVE = r"\s*+\.(?:branchtargets|calltargets|callprototype)\b[^;{}]*+;"
 
 ITEM = f"(?:{LABEL}(?:{LABELLED_DIRECTIVE})?|{INSTRUCTION})"
-STATEMENTS = f"{ITEM}(?:{TRIVIA}*+{ITEM})*+"
 
 # a block-scoped declaration simple enough to take inside a SCOPE token
 SIMPLE_DECL = r"\.(?:reg|param|local|shared)\b[^;{}=]*+;"
 
-# a nested `{ ... }` block holding only simple declarations, statements and trivia: NVIDIA's
-# `{ cvt.f32.f16 %f1, %rs1;}` and `{.reg .f16 low, high; mov.b32 {low, high}, %r9; ...}`
-# scopes, and call blocks. One token instead of a dozen keeps the LALR stream short.
-SCOPE = f"\\{{(?:{TRIVIA}|{SIMPLE_DECL}|{ITEM})*+\\}}"
+# a nested `{ ... }` block holding only simple declarations, statements, trivia and (up to
+# two levels of) such blocks: NVIDIA's `{ cvt.f32.f16 %f1, %rs1;}` and
+# `{.reg .f16 low, high; mov.b32 {low, high}, %r9; ...}` scopes, and call blocks.
+_SCOPE1 = f"\\{{(?:{TRIVIA}|{SIMPLE_DECL}|{ITEM})*+\\}}"
+_SCOPE2 = f"\\{{(?:{TRIVIA}|{SIMPLE_DECL}|{ITEM}|{_SCOPE1})*+\\}}"
+SCOPE = f"\\{{(?:{TRIVIA}|{SIMPLE_DECL}|{ITEM}|{_SCOPE2})*+\\}}"
 
-# the splitter: one match per label (`ldir` when it labels a directive), instruction or
-# simple declaration, each with the trivia before it
+# A run of statements and simple scopes (with the trivia between them) is ONE token: a
+# 40k-line body of instructions and `{ cvt ...; }` blocks reaches the LALR parser as a few
+# tokens, and rrsplice.parse splits it with SPLIT.
+STATEMENTS = f"(?:{ITEM}|{SCOPE})(?:{TRIVIA}*+(?:{ITEM}|{SCOPE}))*+"
+
+# the splitter: one match per label (`ldir` when it labels a directive), instruction,
+# simple declaration or simple scope, each with the trivia before it
 SPLIT = re.compile(f"{TRIVIA}*+(?:(?P<label>{LABEL})(?P<ldir>{LABELLED_DIRECTIVE})?"
-                   f"|(?P<instr>{INSTRUCTION})|(?P<decl>{SIMPLE_DECL}))")
+                   f"|(?P<instr>{INSTRUCTION})|(?P<decl>{SIMPLE_DECL})|(?P<scope>{SCOPE}))")
 
 # pieces of a simple declaration: its attributes, then its names
 DECL_ATTR = re.compile(r"\s*(\.[A-Za-z_][\w$]*)(?:[ \t]+(\d+))?")

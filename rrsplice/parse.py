@@ -213,6 +213,11 @@ def _split_items(s: str, base: int, line: int, column0: int, blk: Block) -> None
                              text[:-1].rstrip()))
         elif kind == "ldir":
             append(_labelled_directive(m, text, base + st, base + en, line))
+        elif kind == "scope":
+            child = Block(base + st, base + en, line, line + text.count("\n"))
+            child.parent = blk
+            _split_items(text[1:-1], base + st + 1, line, column + 1, child)
+            append(child)
         else:
             decls = _simple_decls(text, base + st, base + en, line)
             blk.decls.extend(decls)
