@@ -237,8 +237,20 @@ def _labelled_directive(m, text: str, start: int, end: int, line: int) -> Labell
                              end_line=line + text.count("\n"))
 
 
+_DECL_CACHE: dict = {}
+
+
 def _simple_decls(text: str, start: int, end: int, line: int) -> list:
-    """`.reg .f16 low, high;` -> Decls (the SCOPE fast path's declaration parser)."""
+    """`.reg .f16 low, high;` -> Decls (the SCOPE fast path's declaration parser). The
+    same declaration text recurs thousands of times in a module: its fields are cached."""
+    fields = _DECL_CACHE.get(text)
+    if fields is None:
+        fields = _DECL_CACHE[text] = _decl_fields(text, start)
+    return [Decl(space, typ, name, texts, align, vector, count, dims, None, line, start, end)
+            for space, typ, name, texts, align, vector, count, dims in fields]
+
+
+def _decl_fields(text: str, start: int) -> list:
     attrs = []
     pos = 0
     while True:
@@ -254,9 +266,8 @@ def _simple_decls(text: str, start: int, end: int, line: int) -> list:
         if m is None:
             raise _OperandFailure(start + pos, "malformed declaration", ["identifier"])
         dims = tuple(int(d) if d else None for d in re.findall(r"\[\s*(\d*)\s*\]", m.group(3)))
-        out.append(Decl(space=space, type=typ, name=m.group(1), attrs=texts, align=align,
-                        vector=vector, count=int(m.group(2)) if m.group(2) else None,
-                        dims=dims, line=line, start=start, end=end))
+        out.append((space, typ, m.group(1), texts, align, vector,
+                    int(m.group(2)) if m.group(2) else None, dims))
         pos = m.end()
         if m.group(4) == ";":
             break
@@ -339,6 +350,7 @@ def parse_bytes(data: bytes, name: str, path: str | None = None) -> Module:
         return _build(text, data, name, path)
     finally:
         clear_caches()
+        _DECL_CACHE.clear()
         if was_enabled:
             gc.enable()
 
