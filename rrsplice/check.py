@@ -363,6 +363,8 @@ def check_recipe(recipe, corpus=None, *, stage: Optional[str] = None,
     if t.fn is not None:
         rep.facts["function"] = t.fn.name
     _check_entry(rep)
+    if t.kind in ("region", "truncate", "body"):
+        _check_applied(rep)
     if t.kind == "region":
         _check_region(rep)
     elif t.kind == "point":
@@ -474,7 +476,6 @@ def _check_region(rep: Report) -> None:
     _check_control(rep, fn, rng)
     sp = _check_splice_text(rep, t.text, t.extern, fn, "call text" if rec.form == "cut_call"
                             else "insert text", rng=rng)
-    _check_applied(rep, sp)
     if sp is not None and sp.fn is not None:
         _check_dataflow(rep, fn, rng, sp)
 
@@ -710,28 +711,36 @@ def _check_arg(rep, sp, fn, m, callee, k, a, p, what, ret=False) -> None:
                 f"the declaration's {p.name} is {p.type}")
 
 
-def _check_applied(rep: Report, sp: Optional[SpliceText]) -> None:
+_EXTERN_NAME = re.compile(r"\.func\s+(?:\([^)]*\)\s*)?([A-Za-z_$%][\w$]*)")
+_CALL_NAME = re.compile(r"\bcall(?:\.uni)?\s+(?:\([^)]*\)\s*,\s*)?([A-Za-z_$][\w$]*)")
+
+
+def _check_applied(rep: Report) -> None:
+    """Refuse a second application: the module already declares the recipe's extern
+    function, or already calls its callee."""
     t = rep.target
     m = t.module
-    names = set(sp.externs) if sp is not None else set()
-    if sp is not None:
-        names.update(rep.facts.get("callees", []))
-    if isinstance(t.recipe.const("CALLEE"), str):
-        names.add(t.recipe.const("CALLEE"))
-    for name in sorted(names):
-        for f in m.functions:
-            if f.name == name and name in (sp.externs if sp else {}):
-                rep.add("error", "applied", f"{t.path.name} already declares {name} (line "
-                        f"{f.line}): the recipe was applied already (applying twice is "
-                        "refused)", line=f.line)
-        for f in m.functions:
-            if not f.has_body:
-                continue
-            for st in f.statements:
-                if st.base == "call" and _callee(st) == name:
-                    rep.add("error", "applied", f"{f.name} already calls {name}: the recipe "
-                            "was applied already (applying twice is refused)", st=st)
-                    break
+    declared = set(_EXTERN_NAME.findall(_strip_comments(t.extern or "")))
+    called = set(_CALL_NAME.findall(_strip_comments(t.text or "")))
+    callee = t.recipe.const("CALLEE")
+    if isinstance(callee, str):
+        called.add(callee)
+    for f in m.functions:
+        if f.name in declared:
+            rep.add("error", "applied", f"{t.path.name} already declares {f.name} (line "
+                    f"{f.line}): the recipe was applied already (applying twice is "
+                    "refused)", line=f.line)
+    names = called | declared
+    if not names:
+        return
+    for f in m.functions:
+        if not f.has_body:
+            continue
+        for st in f.statements:
+            if st.base == "call" and _callee(st) in names:
+                rep.add("error", "applied", f"{f.name} already calls {_callee(st)}: the recipe "
+                        "was applied already (applying twice is refused)", st=st)
+                break
 
 
 # ------------------------------------------------------------------ dataflow checks
@@ -787,10 +796,12 @@ def _check_dataflow(rep: Report, fn: Function, rng: StatementRange, sp: SpliceTe
         if li.klass == "other":
             other.append(li)
     rep.facts["live_in_classes"] = {k: [li.reg for li in v] for k, v in groups.items()}
+    # a legacy delete+insert need not be a call: its unread live-ins are only suspicious
+    sev = "error" if rep.recipe.form == "cut_call" else "warning"
     for li in other:
         defs = list(li.reaching_defs or [])
         where = stmts[defs[0] - 1] if defs and 0 < defs[0] <= len(stmts) else None
-        rep.add("error", "live-in", f"{li.reg} is live into the region but neither passed to "
+        rep.add(sev, "live-in", f"{li.reg} is live into the region but neither passed to "
                 "the call nor derivable from a passed value"
                 + (f" (defined at {', '.join('s%d' % d for d in defs[:4])})" if defs else "")
                 + (f": {li.detail}" if li.detail else ""), st=where, registers=[li.reg])
@@ -1300,7 +1311,6 @@ def _check_truncate(rep: Report) -> None:
             rep.add("warning", "cut-block", f"the tail closes {closes} brace(s); {opened} are "
                     f"open after line {line}")
         _check_splice_text(rep, t.text, t.extern, fn, "tail", closes=max(0, closes))
-        _check_applied(rep, rep.splice)
 
 
 def _check_body(rep: Report) -> None:
@@ -1308,4 +1318,3 @@ def _check_body(rep: Report) -> None:
     if t.fn is None:
         return
     _check_splice_text(rep, t.text, t.extern, t.fn, "stub", need_call=False)
-    _check_applied(rep, rep.splice)

@@ -99,8 +99,8 @@ def test_label_entry_and_branch_exit_name_the_branch():
 def test_scratch_live_reports_last_access_before_and_first_after():
     rep = check_recipe(BAD / "scratch_live.py")
     (f,) = [f for f in rep.errors if f.code == "scratch-live"]
-    assert "written at s7 (line 25)" in f.message and "read at s11 (line 30)" in f.message
-    assert rep.facts["scratch"]["last_before"] == {"statement": "s7", "line": 25}
+    assert "written at s7 (line 24)" in f.message and "read at s11 (line 30)" in f.message
+    assert rep.facts["scratch"]["last_before"] == {"statement": "s7", "line": 24}
     assert rep.facts["scratch"]["first_after"] == {"statement": "s11", "line": 30}
 
 
