@@ -15,6 +15,11 @@ class _Group(click.Group):
     """Turns every RRSpliceError (and unreadable files) into a message and exit code 2,
     never a traceback."""
 
+    def parse_args(self, ctx, args):
+        # remembered so an error raised inside a subcommand still knows about --json
+        ctx.meta["rrsplice.argv"] = list(args)
+        return super().parse_args(ctx, args)
+
     def invoke(self, ctx):
         try:
             return super().invoke(ctx)
@@ -37,14 +42,14 @@ def _fail(message: str, code: int, exc) -> None:
 
 
 def _wants_json(ctx) -> bool:
+    argv = ctx.meta.get("rrsplice.argv")
+    if argv is not None:
+        return "--json" in argv[: argv.index("--")] if "--" in argv else "--json" in argv
     while ctx is not None:
         if ctx.params.get("as_json"):
             return True
-        sub = getattr(ctx, "_rrsplice_json", None)
-        if sub:
-            return True
         ctx = ctx.parent
-    return "--json" in sys.argv
+    return False
 
 
 @click.group(cls=_Group, context_settings={"help_option_names": ["-h", "--help"]})
