@@ -75,6 +75,10 @@ OPCODE_ROLES: dict[str, str] = {
         "red", "red.async", "sust", "sured")},
     # atomics: destination, then the address and operands (9.7.13)
     "atom": _DU,
+    # stack allocation (9.7.17)
+    "alloca": _DU,
+    "stacksave": _DU,
+    "stackrestore": _U,
     "multimem.ld_reduce": _DU,
     # textures and surfaces (9.7.10, 9.7.11)
     **{op: _DU for op in ("tex", "tld4", "txq", "suld", "suq")},

@@ -403,3 +403,27 @@ def test_cache_dir_defaults_to_the_user_cache(monkeypatch):
     monkeypatch.delenv("RRSPLICE_CACHE_DIR", raising=False)
     import platformdirs
     assert cache.cache_dir() == Path(platformdirs.user_cache_dir("rrsplice"))
+
+
+# ---------------------------------------------------------------- call blocks
+
+def test_call_block_values_flow_through_param_slots(cache_env):
+    m = parse(FIX / "small" / "calls.ptx")
+    fn = m.function("calls_entry")
+    fa = analyze(fn)
+    text = [s.text for s in fn.statements]
+    call = next(i for i, t in enumerate(text, 1) if t.startswith("call.uni (retval0),\n"))
+    first_st = next(i for i, t in enumerate(text, 1) if t.startswith("st.param.b32 \t[param0]"))
+    # cutting between the argument stores and the call: the slots cross the cut
+    rng = StatementRange(first_st + 1, call)
+    assert fa.range_live_in(rng) == ["%r2"]
+    assert fa.range_live_in(rng, pseudo=True) == ["%r2", "param:param0"]
+    # the returned value is read from the return slot after the call
+    assert fa.reaching_defs(call + 1, "param:retval0") == [call]
+    assert "%r1" in fa.live_in_at(first_st) and "%r1" not in fa.live_out_at(first_st)
+    r = run_cli("liveness", "corpus_fixtures/small/calls.ptx", "--entry", "calls_entry",
+                "--range", f"s{rng.first}-s{rng.last}", "--pseudo", "--json", env=cache_env)
+    assert r.returncode == 0, r.stderr
+    data = json.loads(r.stdout)
+    assert [(x["register"], x["class"]) for x in data["live_in"]] == [
+        ("%r2", "passed"), ("param:param0", "other")]

@@ -87,8 +87,9 @@ def _classify(fa, rng):
             for r in fa.range_live_in(rng)], False
 
 
-def liveness_report(fa, rng) -> dict:
-    """The data `rrsplice liveness` prints (also its --json form)."""
+def liveness_report(fa, rng, *, pseudo: bool = False) -> dict:
+    """The data `rrsplice liveness` prints (also its --json form). With `pseudo`, the
+    `.param` slots and carry flag crossing the range are listed as well."""
     fn = fa.fn
 
     def where(i: int) -> dict:
@@ -96,8 +97,12 @@ def liveness_report(fa, rng) -> dict:
         return {"sid": f"s{i}", "line": st.line, "text": " ".join(st.text.split())[:120]}
 
     rows, have_prov = _classify(fa, rng)
+    if pseudo:
+        rows += [(r, "other", "pseudo-register (a call block's .param slot or the carry "
+                              "flag): cut the range elsewhere", fa.reaching_defs(rng.first, r))
+                 for r in fa.range_live_in(rng, pseudo=True) if ":" in r]
     first, last = fn.statements[rng.first - 1], fn.statements[rng.last - 1]
-    live_out = fa.range_live_out(rng)
+    live_out = fa.range_live_out(rng, pseudo=pseudo)
     report = {
         "function": fn.name,
         "range": str(rng),
@@ -111,7 +116,7 @@ def liveness_report(fa, rng) -> dict:
         "live_out": [{"register": r,
                       "first_uses_after": [where(i) for i in fa.first_uses_after(rng, r)]}
                      for r in live_out],
-        "live_out_also_passed_in": fa.range_pass_in_for_out(rng),
+        "live_out_also_passed_in": fa.range_pass_in_for_out(rng, pseudo=pseudo),
         "warnings": [],
     }
     unc = uncovered(fn)
@@ -142,9 +147,11 @@ def _defs_text(items: list) -> str:
               help="Statement range, e.g. s452-s15510.")
 @click.option("--lines", "lines_text", metavar="L1-L2", default=None,
               help="Physical lines (inclusive); the statements lying within them.")
+@click.option("--pseudo", is_flag=True,
+              help="Also list .param slots and the carry flag (pseudo-registers).")
 @entry_option
 @json_option
-def liveness_cmd(target, range_text, lines_text, entry, as_json):
+def liveness_cmd(target, range_text, lines_text, pseudo, entry, as_json):
     """Live-in (with classification and reaching definitions) and live-out (with first
     uses after it) of a statement range of TARGET (a .ptx file or a recipe module; without
     it, [tool.rrsplice] default_module). A recipe's own cut is used when no range is given."""
@@ -169,7 +176,7 @@ def liveness_cmd(target, range_text, lines_text, entry, as_json):
     else:
         raise SelectionError("give --range sA-sB or --lines L1-L2")
     fa = load_analysis(module, fn)
-    rep = liveness_report(fa, rng)
+    rep = liveness_report(fa, rng, pseudo=pseudo)
     rep["file"] = str(path)
     if as_json:
         print_json(rep)
