@@ -13,7 +13,8 @@ Three parsers, each measured in its own fresh subprocess (so peak memory is per 
 
 Each subprocess imports, reads the file, parses it once untimed (warm-up: grammar tables,
 caches), then times N parses and reports the best wall time (the machine may be shared),
-the CPU time of that run, peak RSS (resource.getrusage, the process high-water mark; "+parse"
+the CPU time of that run (lines per CPU second is the figure that other load on a shared
+machine does not distort), peak RSS (resource.getrusage, the process high-water mark; "+parse"
 is the growth over the RSS before the first parse) and the tracemalloc peak of one extra
 parse. Lines are physical lines of the file.
 """
@@ -206,6 +207,7 @@ def main(argv=None) -> int:
     for mode in args.only or ["rrsplice", "re", "lark-tree"]:
         r = _measure(mode, args.file, args.repeat if mode != "lark-tree" else max(1, args.repeat // 3))
         r["lines_per_s"] = lines / r["wall_s"]
+        r["lines_per_cpu_s"] = lines / r["cpu_s"] if r["cpu_s"] > 0 else None
         results.append(r)
     base = next((r for r in results if r["mode"] == "re"), None)
     for r in results:
@@ -218,10 +220,11 @@ def main(argv=None) -> int:
     print(f"{args.file}: {lines:,} lines, {len(data):,} bytes")
     print(f"machine: {report['machine']}; best of {args.repeat} (lark-tree: best of "
           f"{max(1, args.repeat // 3)})")
-    print(f"{'parser':<10} {'lines/s':>10} {'wall s':>8} {'cpu s':>7} {'x re':>6} "
+    print(f"{'parser':<10} {'lines/s':>10} {'wall s':>8} {'cpu s':>7} {'lines/cpu s':>11} {'x re':>6} "
           f"{'peak RSS MB':>12} {'+parse MB':>10} {'tracemalloc MB':>15} {'statements':>11}")
     for r in results:
         print(f"{r['mode']:<10} {r['lines_per_s']:>10,.0f} {r['wall_s']:>8.3f} {r['cpu_s']:>7.3f} "
+              f"{r['lines_per_cpu_s'] or 0:>11,.0f} "
               f"{r['x_re'] if r['x_re'] is not None else float('nan'):>6.2f} {r['peak_rss_mb']:>12.1f} "
               f"{r['peak_rss_mb'] - r['rss_before_mb']:>10.1f} "
               f"{r['tracemalloc_peak_mb']:>15.1f} {r['statements']:>11,}")
