@@ -42,7 +42,7 @@ DEC1_SEEDS = ["%r1621", "%r1631", "%r1681", "%r1691", "%r1741", "%r1751", "%r180
 
 def need(path: Path) -> Path:
     if not path.is_file():
-        pytest.skip(f"{path.name} is not in this checkout")
+        pytest.fail(f"fixture {path.name} is missing from this checkout")
     return path
 
 
@@ -379,7 +379,7 @@ def _readme_real():
     corpus_fixtures/README_real.md states them."""
     path = FIX / "README_real.md"
     if not path.is_file():
-        pytest.skip("README_real.md is not in this checkout")
+        pytest.fail("corpus_fixtures/README_real.md is missing from this checkout")
     kernels, regions, cur = {}, {}, None
     for line in path.read_text().splitlines():
         if line.startswith("### "):
