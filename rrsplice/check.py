@@ -455,10 +455,10 @@ def _check_region(rep: Report) -> None:
     # braces: the cut must not open or close a block it does not also close/open
     clean = _strip_comments(_region_text(m, first, last))
     depth, low = 0, 0
-    for ch in clean:
-        if ch == "{":
+    for mt in re.finditer(r"[{}]", clean):
+        if mt.group(0) == "{":
             depth += 1
-        elif ch == "}":
+        else:
             depth -= 1
             low = min(low, depth)
     if depth != 0 or low < 0:
@@ -863,20 +863,54 @@ def _check_dataflow(rep: Report, fn: Function, rng: StatementRange, sp: SpliceTe
     _mma_facts(rep, fn, rng, fa)
 
 
+def _memo(module: Module, fn: Function, what: str, compute):
+    """`compute()` (JSON data), remembered in the model cache next to the module's entry
+    so that the daily re-apply of one recipe skips it; computed when the cache is off."""
+    import hashlib
+    import json
+    try:
+        from . import cache
+        if not cache.enabled():
+            return compute()
+        key = hashlib.sha256(f"{cache._key_of(module)}|{fn.name}|{what}|"
+                             f"{cache._sources_hash(('check.py', 'mma.py'))}".encode()
+                             ).hexdigest()
+        path = cache.cache_dir() / "facts" / f"{key}.json"
+    except Exception:  # noqa: BLE001 - the memo is an optimisation only
+        return compute()
+    try:
+        return json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        pass
+    data = compute()
+    try:
+        from .splice import write_atomic
+        write_atomic(path, json.dumps(data).encode("utf-8"))
+    except OSError:
+        pass
+    return data
+
+
 def _mma_facts(rep: Report, fn: Function, rng: StatementRange, fa) -> None:
     n = sum(1 for i in range(rng.first, rng.last + 1) if fn.statements[i - 1].base == "mma")
     rep.facts["mma"] = n
     if not n:
         return
-    try:
+
+    def compute():
         from .mma import phases
-        ph = [p for p in phases(fn, fa) if rng.first <= p.first and p.last <= rng.last]
+        # the summary needs counts and geometry only: the name-tracking mode is exact for
+        # straight-line code and twice as fast as confirming chains with reaching defs
+        return [p.geometry for p in phases(fn)
+                if rng.first <= p.first and p.last <= rng.last]
+    try:
+        geo = _memo(rep.target.module, fn, f"phases {rng}", compute)
     except Exception as exc:  # noqa: BLE001 - a fact, never a reason to fail a check
         rep.facts["phases_error"] = str(exc)
         return
-    rep.facts["phases"] = len(ph)
-    if ph:
-        rep.facts["phase_geometry"] = [p.geometry for p in ph]
+    rep.facts["phases"] = len(geo)
+    if geo:
+        rep.facts["phase_geometry"] = geo
 
 
 # ------------------------------------------------------------------ scratch
@@ -1006,9 +1040,9 @@ def _symbol_accesses(fn: Function, sym: str) -> list:
     derived = set()
     out = []
     for st in fn.statements:
-        if st.is_label:
-            continue
         base = st.base
+        if st.is_label or base == "mma":
+            continue
         addr = next((op for op in st.operands if isinstance(op, Address)), None)
         via = False
         if addr is not None:
@@ -1034,7 +1068,8 @@ def _symbol_accesses(fn: Function, sym: str) -> list:
 
 def _check_scratch_live(rep: Report, fn: Function, rng: StatementRange, sym: str,
                         decl) -> None:
-    acc = _symbol_accesses(fn, sym)
+    acc = [tuple(x) for x in _memo(rep.target.module, fn, f"symbol {sym}",
+                                   lambda: _symbol_accesses(fn, sym))]
     before = [(i, k) for i, k in acc if i < rng.first]
     after = [(i, k) for i, k in acc if i > rng.last]
     stmts = fn.statements
