@@ -306,6 +306,20 @@ def find_stage(rec: Recipe, name: str) -> tuple[str, tuple]:
     raise RecipeError(rec.path, f"no debug stage {want!r} (stages: {known})", "stages")
 
 
+def recipe_for_stage(rec: Recipe, stage: str) -> tuple[Recipe, Optional[str]]:
+    """The recipe and stage name to build debug stage `stage` with: the recipe's own
+    `stages()` entry when it has one; else the recipe re-run with `$D4R_RRSWIN_DEBUG` set
+    to the stage, for recipes that read the variable and return the `debug` form."""
+    table = rec.stages()
+    want = qualify_stage(rec, stage)
+    if any(qualify_stage(rec, k) == want for k in table) or table:
+        return rec, stage
+    again = load_recipe(rec.path, debug=stage)
+    if again.form == "debug":
+        return again, None
+    return rec, stage
+
+
 def build_target(rec: Recipe, path: Path, module: Module, note: Optional[str] = None,
                  stage: Optional[str] = None) -> Target:
     """Where the recipe (or the debug stage `stage`) acts on `module`."""
@@ -350,6 +364,8 @@ def check_recipe(recipe, corpus=None, *, stage: Optional[str] = None,
                  analyse: bool = True) -> Report:
     """Run every check of `recipe` (a Recipe or a path) against its module."""
     rec = recipe if isinstance(recipe, Recipe) else load_recipe(recipe)
+    if stage is not None:
+        rec, stage = recipe_for_stage(rec, stage)
     note = None
     if module_path is None:
         module_path, note = resolve_module(rec, corpus)

@@ -163,6 +163,9 @@ def apply(recipe, *, corpus=None, out=None, stage: Optional[str] = None,
     """
     t0 = time.perf_counter()
     rec = recipe if isinstance(recipe, Recipe) else load_recipe(recipe)
+    if stage is not None:
+        from .check import recipe_for_stage
+        rec, stage = recipe_for_stage(rec, stage)
     path, note = resolve_module(rec, corpus)
     module = load_module(path)
     report = check_recipe(rec, module_path=path, module=module, stage=stage)
@@ -175,7 +178,8 @@ def apply(recipe, *, corpus=None, out=None, stage: Optional[str] = None,
     res = ApplyResult(recipe=rec, report=report, input=Path(path), output=None, edits=edits,
                       bytes_in=len(module.data), bytes_out=len(data))
     if out is None:
-        dest = default_output(Path(path), rec, report.target.stage if stage else None)
+        dest = default_output(Path(path), rec, report.target.stage
+                              if report.target.kind == "point" else None)
     else:
         dest = Path(out)
         if dest.is_dir():

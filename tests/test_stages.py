@@ -113,3 +113,21 @@ def test_cli_stages_new_and_apply_debug(dec2, tmp_path):
     r = CliRunner().invoke(main, ["stages", "new", str(dec2), "--line", "1536", "--regs",
                                   "%r1040"])
     assert r.exit_code == 2 and "Traceback" not in r.output
+
+
+def test_recipe_that_reads_the_environment_builds_its_own_stage(tmp_path, monkeypatch):
+    monkeypatch.delenv("D4R_RRSWIN_DEBUG", raising=False)
+    small = ROOT / "tests" / "recipes_bad" / "scratch_live.ptx"
+    p = tmp_path / "env_recipe.py"
+    p.write_text(f"""import os
+F = {str(small)!r}
+
+def recipe():
+    stage = os.environ.get("D4R_RRSWIN_DEBUG")
+    if stage == "after_mul":
+        return dict(file=F, debug=(28, ["%r7"]), debug_block=lambda r: "\\t// " + stage)
+    return dict(file=F)
+""")
+    res = apply(p, stage="after_mul", out=tmp_path / "o.ptx")
+    assert "\t// after_mul\n" in res.output.read_text()
+    assert res.report.facts["stage"]["line"] == 28
