@@ -20,10 +20,10 @@ import copyreg
 import dataclasses
 import gc
 import hashlib
+import io
 import os
 import pickle
 import sys
-import tempfile
 from pathlib import Path
 from typing import Optional
 
@@ -31,6 +31,7 @@ from . import __version__
 from . import model as _model
 from .model import Function, Module
 from .parse import parse_bytes
+from .fsutil import write_atomic
 
 _FORMAT = 2
 _PKG = Path(__file__).resolve().parent
@@ -110,21 +111,13 @@ def _dispatch_table() -> dict:
 
 
 def _write(path: Path, obj) -> None:
+    """Pickle `obj` to `path` atomically; a cache that cannot be written is skipped."""
     try:
-        path.parent.mkdir(parents=True, exist_ok=True)
-        fd, tmp = tempfile.mkstemp(prefix=path.name + ".", suffix=".tmp", dir=path.parent)
-        try:
-            with os.fdopen(fd, "wb") as f:
-                pickler = pickle.Pickler(f, protocol=pickle.HIGHEST_PROTOCOL)
-                pickler.dispatch_table = _dispatch_table()
-                pickler.dump(obj)
-            os.replace(tmp, path)
-        except BaseException:
-            try:
-                os.unlink(tmp)
-            except OSError:
-                pass
-            raise
+        buf = io.BytesIO()
+        pickler = pickle.Pickler(buf, protocol=pickle.HIGHEST_PROTOCOL)
+        pickler.dispatch_table = _dispatch_table()
+        pickler.dump(obj)
+        write_atomic(path, buf.getvalue(), fsync=False)
     except (OSError, pickle.PicklingError, RecursionError, TypeError):
         pass
 

@@ -574,7 +574,6 @@ def _check_splice_text(rep: Report, text: Optional[str], extern: Optional[str],
         return sp
     # registers: declared by the text itself, or by the function; special ones are fine
     passed, returned, undeclared = [], [], []
-    defined_local: set = set()
     from .semantics import def_use, is_pseudo
     for st in sp.statements:
         du = def_use(st)

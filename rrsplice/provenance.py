@@ -816,7 +816,6 @@ def classify_live_in(fa, rng, passed=None) -> list[LiveIn]:
     * other     -- cannot be handed over as a value: a predicate register, a register with
                    no reaching definition (undefined), or (with `passed`) "not passed"
     """
-    fn: Function = fa.fn
     eng = _engine(fa)
     first = rng.first
     live = list(fa.range_live_in(rng))

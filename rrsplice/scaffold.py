@@ -148,7 +148,6 @@ def new_recipe(name: str, module, rng_text: str, *, abi: str = "scratch",
     live_out = sort_registers(fa.range_live_out(rng))
     pass_out = list(fa.range_pass_in_for_out(rng))
     classes = classify_live_in(fa, rng)
-    klass = {li.reg: li for li in classes}
     ph = [p for p in phases(fn, fa) if rng.first <= p.first and p.last <= rng.last]
     p1 = ph[0] if ph else None
     live_set = set(live_in)

@@ -25,6 +25,7 @@ from .emit import Edit, emit, line_byte_offsets, newline_of
 from .errors import ParseError, RRSpliceError
 from .parse import parse_bytes
 from .recipe import Recipe, load_recipe, resolve_module
+from .fsutil import write_atomic  # noqa: F401  (re-exported for callers of splice)
 
 
 class ApplyError(RRSpliceError):
@@ -125,24 +126,6 @@ def default_output(input_path: Path, rec: Recipe, stage: Optional[str] = None) -
     if stage:
         name += f".{stage}.debug"
     return input_path.parent / "out" / (name + ".ptx")
-
-
-def write_atomic(path: Path, data: bytes) -> None:
-    """Write to a temporary file in the same directory, fsync, then os.replace."""
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(prefix="." + path.name + ".", suffix=".tmp", dir=path.parent)
-    try:
-        with os.fdopen(fd, "wb") as f:
-            f.write(data)
-            f.flush()
-            os.fsync(f.fileno())
-        os.replace(tmp, path)
-    except BaseException:
-        try:
-            os.unlink(tmp)
-        except OSError:
-            pass
-        raise
 
 
 def _same_file(a: Path, b: Path) -> bool:

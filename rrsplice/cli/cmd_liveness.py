@@ -13,7 +13,7 @@ from rich.table import Table
 from ..cache import load_analysis, load_module
 from ..config import default_module, load_config
 from ..errors import RRSpliceError
-from ..select import (SelectionError, StatementRange, lines_to_range, parse_line_range,
+from ..select import (SelectionError, lines_to_range, parse_line_range,
                       parse_statement_range, select_function)
 from ..semantics import uncovered
 from .app import console, entry_option, json_option, main, note, print_json
