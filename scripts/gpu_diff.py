@@ -1,0 +1,444 @@
+#!/usr/bin/env python3
+"""Runtime differential check: the original kernel against the spliced one (patched kernel +
+outlined body, linked with nvlink), bit for bit, on an NVIDIA GPU.
+
+Reads the manifest `scripts/gpu_prepare.py` writes (cubins built on a machine without a GPU)
+and, for every (fixture, cut):
+
+* builds the inputs the fixture's `<kernel>.launch.json` describes -- the parameter block,
+  global buffers, RGBA32F textures and the RGBA16F output surface -- from a fresh random
+  seed per trial (recorded in the result);
+* poisons every output (plane buffer and surface) before each launch, with a different
+  byte for the original and the spliced kernel, so a byte either kernel leaves unwritten
+  shows as a mismatch;
+* launches the original and the spliced kernel on the same inputs and compares every output
+  byte;
+* times both (CUDA events, mean of --timing launches after warm-up).
+
+Memory, textures, surfaces and events go through CuPy; modules are loaded and kernels
+launched through the CUDA driver API (libcuda, via ctypes), because the kernels take their
+96-byte parameter block by value.
+
+    python3 scripts/gpu_diff.py build/gpu/manifest.json --out results.json [--trials 2]
+
+Exit status: 0 when every run that should match matches and every negative control differs.
+"""
+
+from __future__ import annotations
+
+import argparse
+import ctypes
+import json
+import os
+import struct
+import sys
+import time
+from pathlib import Path
+
+import numpy as np
+
+ROOT = Path(__file__).resolve().parent.parent
+GUARD = 4096        # bytes of seeded input after each buffer
+
+
+# ---------------------------------------------------------------- the driver API
+
+class Driver:
+    """The few driver calls needed, through ctypes."""
+
+    def __init__(self):
+        self.lib = ctypes.CDLL("libcuda.so.1")
+        self.lib.cuGetErrorName.argtypes = [ctypes.c_int, ctypes.POINTER(ctypes.c_char_p)]
+
+    def check(self, rc: int, what: str) -> None:
+        if rc != 0:
+            name = ctypes.c_char_p()
+            self.lib.cuGetErrorName(rc, ctypes.byref(name))
+            raise RuntimeError(f"{what}: CUDA error {rc} ({(name.value or b'?').decode()})")
+
+    def ensure_context(self) -> None:
+        ctx = ctypes.c_void_p()
+        self.check(self.lib.cuCtxGetCurrent(ctypes.byref(ctx)), "cuCtxGetCurrent")
+        if not ctx.value:
+            dev = ctypes.c_int()
+            self.check(self.lib.cuDeviceGet(ctypes.byref(dev), 0), "cuDeviceGet")
+            self.check(self.lib.cuDevicePrimaryCtxRetain(ctypes.byref(ctx), dev),
+                       "cuDevicePrimaryCtxRetain")
+            self.check(self.lib.cuCtxSetCurrent(ctx), "cuCtxSetCurrent")
+
+    def set_stack(self, nbytes: int) -> int:
+        """cuCtxSetLimit(CU_LIMIT_STACK_SIZE); returns the limit in force afterwards."""
+        self.lib.cuCtxSetLimit.argtypes = [ctypes.c_int, ctypes.c_size_t]
+        self.lib.cuCtxGetLimit.argtypes = [ctypes.POINTER(ctypes.c_size_t), ctypes.c_int]
+        if nbytes:
+            self.check(self.lib.cuCtxSetLimit(0, nbytes), "cuCtxSetLimit")
+        got = ctypes.c_size_t()
+        self.check(self.lib.cuCtxGetLimit(ctypes.byref(got), 0), "cuCtxGetLimit")
+        return got.value
+
+    def load(self, path: Path, kernel: str):
+        mod = ctypes.c_void_p()
+        self.check(self.lib.cuModuleLoad(ctypes.byref(mod), str(path).encode()),
+                   f"cuModuleLoad {path}")
+        fn = ctypes.c_void_p()
+        self.check(self.lib.cuModuleGetFunction(ctypes.byref(fn), mod, kernel.encode()),
+                   f"cuModuleGetFunction {kernel}")
+        return mod, fn
+
+    def unload(self, mod) -> None:
+        self.lib.cuModuleUnload(mod)
+
+    def launch(self, fn, grid, block, params: bytes, smem: int = 0) -> None:
+        buf = ctypes.create_string_buffer(params, len(params))
+        argv = (ctypes.c_void_p * 1)(ctypes.cast(buf, ctypes.c_void_p))
+        rc = self.lib.cuLaunchKernel(fn, ctypes.c_uint(grid[0]), ctypes.c_uint(grid[1]),
+                                     ctypes.c_uint(grid[2]), ctypes.c_uint(block[0]),
+                                     ctypes.c_uint(block[1]), ctypes.c_uint(block[2]),
+                                     ctypes.c_uint(smem), ctypes.c_void_p(0), argv,
+                                     ctypes.c_void_p(0))
+        self.check(rc, "cuLaunchKernel")
+
+    def sync(self) -> None:
+        self.check(self.lib.cuCtxSynchronize(), "cuCtxSynchronize")
+
+
+# ---------------------------------------------------------------- inputs
+
+
+def fill(rng: np.random.Generator, kind: str, nbytes: int) -> np.ndarray:
+    """Host bytes for one buffer, by the launch description's fill name."""
+    if kind == "zero":
+        return np.zeros(nbytes, np.uint8)
+    if kind == "f16_unit":
+        return rng.uniform(-1, 1, nbytes // 2).astype(np.float16).view(np.uint8)
+    if kind == "f32_unit":
+        return rng.uniform(0, 1, nbytes // 4).astype(np.float32).view(np.uint8)
+    if kind == "f32_signed2":
+        return rng.uniform(-2, 2, nbytes // 4).astype(np.float32).view(np.uint8)
+    if kind == "e4m3_small":
+        return (rng.integers(0, 256, nbytes, dtype=np.uint8) & 0xBF).astype(np.uint8)
+    raise ValueError(f"unknown fill {kind!r}")
+
+
+class Inputs:
+    """Device objects for one trial: buffers, textures, the output surface, parameter block."""
+
+    def __init__(self, cp, desc: dict, seed: int):
+        from cupy.cuda import runtime as rt
+        from cupy.cuda import texture as tx
+        self.cp = cp
+        rng = np.random.default_rng(seed)
+        pb = desc["param_block"]
+        self.block = bytearray(pb["size"])
+        self.outputs = []          # (name, kind, object)
+        self.keep = []
+        for f in pb["fields"]:
+            kind = f["kind"]
+            off = f["offset"]
+            if kind == "buffer":
+                host = fill(rng, f.get("fill", "zero"), f["bytes"])
+                # a guard zone after every buffer, filled from the same seed: a kernel that
+                # reads a little past the end (the fixtures' arena does: each lane's 16-byte
+                # loads run one lane stride past its own slice) reads the same bytes in both
+                # runs instead of whatever the allocator put there
+                guard = fill(rng, "f32_unit" if f.get("role") != "output" else "zero",
+                             GUARD)
+                dev = cp.asarray(np.concatenate([host, guard]))
+                self.keep.append(dev)
+                struct.pack_into("<Q", self.block, off, dev.data.ptr)
+                if f.get("role") == "output":
+                    self.outputs.append((f["name"], "buffer", dev[:f["bytes"]]))
+            elif kind in ("texture", "surface"):
+                w, h = f["width"], f["height"]
+                bits = f["channel_desc"][:4]
+                fkind = {"float": rt.cudaChannelFormatKindFloat,
+                         "unsigned": rt.cudaChannelFormatKindUnsigned,
+                         "signed": rt.cudaChannelFormatKindSigned}[f["channel_desc"][4]]
+                ch = tx.ChannelFormatDescriptor(*bits, fkind)
+                nch = sum(1 for b in bits if b)
+                flags = rt.cudaArraySurfaceLoadStore if kind == "surface" else 0
+                arr = tx.CUDAarray(ch, w, h, 0, flags)
+                dtype = {32: np.float32, 16: np.float16}[bits[0]]
+                nbytes = w * h * nch * np.dtype(dtype).itemsize
+                host = fill(rng, f.get("fill", "zero"), nbytes).view(dtype).reshape(h, w * nch)
+                arr.copy_from(host)
+                res = tx.ResourceDescriptor(rt.cudaResourceTypeArray, cuArr=arr)
+                if kind == "texture":
+                    addr = {"clamp": rt.cudaAddressModeClamp, "wrap": rt.cudaAddressModeWrap,
+                            "border": rt.cudaAddressModeBorder}[f.get("address_mode", "clamp")]
+                    td = tx.TextureDescriptor(
+                        addressModes=(addr, addr),
+                        filterMode=(rt.cudaFilterModePoint
+                                    if f.get("filter_mode", "point") == "point"
+                                    else rt.cudaFilterModeLinear),
+                        readMode=rt.cudaReadModeElementType,
+                        normalizedCoords=1 if f.get("normalized_coords") else 0)
+                    obj = tx.TextureObject(res, td)
+                else:
+                    obj = tx.SurfaceObject(res)
+                    self.outputs.append((f["name"], "surface", (arr, dtype, (h, w * nch))))
+                self.keep += [arr, res, obj]
+                struct.pack_into("<Q", self.block, off, obj.ptr)
+            elif kind == "i32":
+                struct.pack_into("<i", self.block, off, int(f["value"]))
+            elif kind == "f32":
+                struct.pack_into("<f", self.block, off, float(f["value"]))
+            elif kind == "u64":
+                struct.pack_into("<Q", self.block, off, int(f["value"]))
+            else:
+                raise ValueError(f"unknown parameter kind {kind!r}")
+
+    def poison(self, byte: int) -> None:
+        for _name, kind, obj in self.outputs:
+            if kind == "buffer":
+                obj.fill(byte)
+            else:
+                arr, dtype, shape = obj
+                arr.copy_from(np.full(shape[0] * shape[1] * np.dtype(dtype).itemsize, byte,
+                                      np.uint8).view(dtype).reshape(shape))
+
+    def read(self) -> dict:
+        out = {}
+        for name, kind, obj in self.outputs:
+            if kind == "buffer":
+                out[name] = self.cp.asnumpy(obj).view(np.uint8).copy()
+            else:
+                arr, dtype, shape = obj
+                host = np.empty(shape, dtype)
+                arr.copy_to(host)
+                out[name] = host.view(np.uint8).reshape(-1).copy()
+        return out
+
+
+# ---------------------------------------------------------------- one comparison
+
+
+def time_kernel(cp, drv: Driver, fn, desc, params: bytes, n: int) -> float:
+    grid, block = desc["grid"], desc["block"]
+    smem = desc.get("dynamic_shared_bytes", 0)
+    for _ in range(3):
+        drv.launch(fn, grid, block, params, smem)
+    drv.sync()
+    start, stop = cp.cuda.Event(), cp.cuda.Event()
+    start.record()
+    for _ in range(n):
+        drv.launch(fn, grid, block, params, smem)
+    stop.record()
+    stop.synchronize()
+    return cp.cuda.get_elapsed_time(start, stop) / n
+
+
+def _where(desc: dict, name: str, mask: np.ndarray) -> dict:
+    """Mismatching bytes of an output, summarised by the warp (tid.z) and block row of the
+    pixels they belong to."""
+    width = next(f["value"] for f in desc["param_block"]["fields"] if f["name"] == "width")
+    per_pixel = 16 if name == "plane_out" else 8
+    pix = np.unique(np.nonzero(mask)[0] // per_pixel)
+    ys = pix // width
+    return {"pixels": int(pix.size),
+            "by_warp": {str(z): int(np.count_nonzero(ys % 4 == z)) for z in range(4)},
+            "first": [[int(p % width), int(p // width)] for p in pix[:4]]}
+
+
+def _run(drv: Driver, inp: "Inputs", fn, desc: dict, params: bytes, poison: int,
+         who: str) -> dict:
+    inp.poison(poison)
+    try:
+        drv.launch(fn, desc["grid"], desc["block"], params, desc.get("dynamic_shared_bytes", 0))
+        drv.sync()
+    except RuntimeError as exc:
+        raise RuntimeError(f"{who} kernel: {exc}") from None
+    return inp.read()
+
+
+def compare(cp, drv: Driver, run: dict, fixture: dict, trials: int, timing: int) -> dict:
+    desc = json.loads((ROOT / fixture["launch"]).read_text())
+    kernel = fixture["kernel"]
+    mod_a, fn_a = drv.load(ROOT / fixture["original_cubin"], kernel)
+    mod_b, fn_b = drv.load(ROOT / run["cubin"], kernel)
+    result = {**{k: run[k] for k in ("fixture", "cut", "what", "region", "abi", "passed",
+                                     "recomputed", "returned", "expect_match", "check_exit")},
+              "trials": [], "bytes_compared": 0, "mismatches": 0,
+              "original_repeat_mismatches": 0}
+    try:
+        params = None
+        for t in range(trials):
+            seed = int.from_bytes(os.urandom(8), "little")
+            inp = Inputs(cp, desc, seed)
+            params = bytes(inp.block)
+            a = _run(drv, inp, fn_a, desc, params, 0xA5, "original")
+            a2 = _run(drv, inp, fn_a, desc, params, 0x3C, "original (repeat)")
+            b = _run(drv, inp, fn_b, desc, params, 0x5A, "spliced")
+            per = {}
+            for name in a:
+                mask = a[name] != b[name]
+                diff = int(np.count_nonzero(mask))
+                rep = int(np.count_nonzero(a[name] != a2[name]))
+                per[name] = {"bytes": int(a[name].size), "mismatches": diff,
+                             "original_repeat_mismatches": rep,
+                             "unwritten_original": int(np.count_nonzero(
+                                 (a[name] == 0xA5) & (a2[name] == 0x3C))),
+                             "unwritten_spliced": int(np.count_nonzero(b[name] == 0x5A)
+                                                      - np.count_nonzero(
+                                                          (b[name] == 0x5A) & (a[name] == 0x5A)))}
+                if diff:
+                    per[name]["where"] = _where(desc, name, mask)
+                result["bytes_compared"] += int(a[name].size)
+                result["mismatches"] += diff
+                result["original_repeat_mismatches"] += rep
+            result["trials"].append({"seed": seed, "outputs": per})
+            print(json.dumps({"trial": t, "fixture": run["fixture"], "cut": run["cut"],
+                              "outputs": per}), flush=True)
+            if t + 1 < trials:
+                del inp
+        if timing and params is not None:
+            result["ms_original"] = round(time_kernel(cp, drv, fn_a, desc, params, timing), 4)
+            result["ms_spliced"] = round(time_kernel(cp, drv, fn_b, desc, params, timing), 4)
+    except Exception as exc:  # noqa: BLE001 - keep the trials that ran
+        result["error"] = f"{type(exc).__name__}: {exc}"
+    finally:
+        try:
+            drv.unload(mod_a)
+            drv.unload(mod_b)
+        except Exception:  # noqa: BLE001
+            pass
+    result["ok"] = "error" not in result and \
+        (result["mismatches"] == 0) == run["expect_match"] and \
+        result["original_repeat_mismatches"] == 0
+    return result
+
+
+def markdown(results: list, info: dict) -> str:
+    lines = [f"GPU: {info.get('gpu')}, CuPy {info.get('cupy')}, driver {info.get('driver')}", "",
+             "| fixture | cut | region | abi | in/recomputed/out | bytes compared | mismatches "
+             "| original ms | spliced ms | check | expected | result |",
+             "| --- | --- | --- | --- | --- | ---: | ---: | ---: | ---: | --- | --- | --- |"]
+    for r in results:
+        if "region" not in r:
+            lines.append(f"| {r['fixture']} | {r['cut']} | | | | | | | | | | ERROR {r['error']} |")
+            continue
+        lines.append(
+            f"| {r['fixture']} | {r['cut']} | {r['region']} | {r['abi']} | "
+            f"{r['passed']}/{r['recomputed']}/{r['returned']} | {r['bytes_compared']:,} | "
+            f"{r['mismatches']:,} | {r.get('ms_original', '-')} | {r.get('ms_spliced', '-')} | "
+            f"{'passes' if r['check_exit'] == 0 else 'rejects'} | "
+            f"{'match' if r['expect_match'] else 'differ'} | {'ok' if r['ok'] else 'FAIL'}"
+            f"{' (' + r['error'] + ')' if 'error' in r else ''} |")
+    return "\n".join(lines) + "\n"
+
+
+def smoke(module: str, kernel: str, launch: str) -> int:
+    import cupy as cp
+    cp.zeros(1)
+    drv = Driver()
+    drv.ensure_context()
+    desc = json.loads(Path(launch).read_text())
+    try:
+        mod, fn = drv.load(Path(module), kernel)
+        inp = Inputs(cp, desc, 1)
+        inp.poison(0xA5)
+        drv.launch(fn, desc["grid"], desc["block"], bytes(inp.block),
+                   desc.get("dynamic_shared_bytes", 0))
+        drv.sync()
+        out = inp.read()
+        print(json.dumps({"smoke": module, "ok": True, "unwritten": {
+            k: int(np.count_nonzero(v == 0xA5)) for k, v in out.items()}}), flush=True)
+        return 0
+    except Exception as exc:  # noqa: BLE001
+        print(json.dumps({"smoke": module, "ok": False,
+                          "error": f"{type(exc).__name__}: {exc}"}), flush=True)
+        return 1
+
+
+def isolated(args, man: dict) -> int:
+    """Each run in a child process; the results merged."""
+    import subprocess
+    import tempfile
+    results = []
+    info = None
+    t0 = time.perf_counter()
+    for run in man["runs"]:
+        name = f"{run['fixture']}/{run['cut']}"
+        if args.only and run["fixture"] not in args.only and name not in args.only:
+            continue
+        with tempfile.TemporaryDirectory() as tmp:
+            out = Path(tmp) / "r.json"
+            proc = subprocess.run([sys.executable, __file__, args.manifest, "--only", name,
+                                   "--trials", str(args.trials), "--timing", str(args.timing),
+                                   "--stack", str(args.stack), "--out", str(out)],
+                                  capture_output=True, text=True, timeout=540)
+            for line in proc.stdout.splitlines():
+                if line.startswith('{"trial"'):
+                    print(line, flush=True)
+            if out.exists():
+                data = json.loads(out.read_text())
+                info = info or data["info"]
+                results.extend(data["results"])
+            else:
+                results.append({"fixture": run["fixture"], "cut": run["cut"], "ok": False,
+                                "error": (proc.stdout + proc.stderr)[-800:]})
+        print(json.dumps({k: v for k, v in results[-1].items() if k != "trials"}), flush=True)
+    info = info or {}
+    info["seconds"] = round(time.perf_counter() - t0, 2)
+    md = markdown(results, info)
+    print(md)
+    if args.out:
+        Path(args.out).write_text(json.dumps({"info": info, "results": results}, indent=1))
+        Path(args.out).with_suffix(".md").write_text(md)
+    return 0 if results and all(r["ok"] for r in results) else 1
+
+
+def main() -> int:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("manifest", nargs="?", default=str(ROOT / "build" / "gpu" / "manifest.json"))
+    ap.add_argument("--out", default=None, help="Write the results (JSON) here; a .md beside.")
+    ap.add_argument("--trials", type=int, default=2, help="Random inputs per cut (fresh seeds).")
+    ap.add_argument("--timing", type=int, default=20, help="Timed launches per kernel (0: none).")
+    ap.add_argument("--only", nargs="*", default=None, help="fixture or fixture/cut names.")
+    ap.add_argument("--isolate", action="store_true",
+                    help="Run each comparison in its own process (a kernel fault cannot "
+                         "poison the others' context).")
+    ap.add_argument("--stack", type=int, default=0,
+                    help="Set the per-thread stack limit (bytes) before loading (0: leave).")
+    ap.add_argument("--smoke", nargs=3, metavar=("MODULE", "KERNEL", "LAUNCH_JSON"),
+                    help="Only load MODULE (cubin or PTX) and launch KERNEL once.")
+    args = ap.parse_args()
+    if args.smoke:
+        return smoke(*args.smoke)
+    man = json.loads(Path(args.manifest).read_text())
+    if args.isolate:
+        return isolated(args, man)
+    import cupy as cp
+    cp.zeros(1)                       # creates the primary context
+    drv = Driver()
+    drv.ensure_context()
+    stack = drv.set_stack(args.stack)
+    props = cp.cuda.runtime.getDeviceProperties(0)
+    info = {"gpu": props["name"].decode() if isinstance(props["name"], bytes) else props["name"],
+            "cupy": cp.__version__, "driver": cp.cuda.runtime.driverGetVersion(),
+            "arch": man["arch"], "optimize": man["optimize"], "stack_limit": stack}
+    results = []
+    t0 = time.perf_counter()
+    for run in man["runs"]:
+        if args.only and run["fixture"] not in args.only and \
+                f"{run['fixture']}/{run['cut']}" not in args.only:
+            continue
+        try:
+            r = compare(cp, drv, run, man["fixtures"][run["fixture"]], args.trials, args.timing)
+        except Exception as exc:  # noqa: BLE001 - report and go on
+            r = {"fixture": run["fixture"], "cut": run["cut"], "ok": False,
+                 "error": f"{type(exc).__name__}: {exc}"}
+        results.append(r)
+        print(json.dumps({k: v for k, v in r.items() if k != "trials"}), flush=True)
+    info["seconds"] = round(time.perf_counter() - t0, 2)
+    out = {"info": info, "results": results}
+    md = markdown(results, info)
+    print(md)
+    if args.out:
+        Path(args.out).write_text(json.dumps(out, indent=1))
+        Path(args.out).with_suffix(".md").write_text(md)
+    return 0 if results and all(r["ok"] for r in results) else 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())
