@@ -1041,6 +1041,18 @@ def _readback_code(site: CallSite, names: _Names, width_of, snapshot) -> tuple:
     rename = {reg: snapshot(reg) for reg in sorted(inputs) if reg in _kernel_side(site, reg)}
     for st in sorted(needed, key=lambda s: s.index):
         lines.extend(_replicate(st, names, rename))
+    # A block barrier the call text places after its scratch reads (so that no warp reuses
+    # the array before every warp has read its slot) is mirrored before the body's stores
+    # (so that no warp writes its slot while another still uses the array in the region).
+    last_read = max((rb.statement.index for rb in site.readbacks if rb.kind != "param"),
+                    default=None)
+    if last_read is not None:
+        for st in site.post:
+            if st.index > last_read and st.base in ("bar", "barrier") and \
+                    (st.opcode.startswith("bar.sync") or st.opcode.startswith("barrier.sync")
+                     or st.opcode == "bar"):
+                lines.append("\t" + _one_line(st.text))
+                break
     for rb in site.readbacks:
         st = rb.statement
         mods = [m for m in st.modifiers if m not in ("nc", "ca", "cg", "cs", "lu", "cv",

@@ -59,6 +59,38 @@ def scaffold(name: str, ptx: Path, rng: str, abi: str, out: Path) -> Path:
     return dest
 
 
+SYNC_WRAPPER = """\
+\"\"\"{base}, with a block barrier after the scratch reads (`bar.sync 0`).
+
+The scratch slots (thread t at t * RET_STRIDE) overlap the per-warp staging areas the
+kernel itself uses in the same .shared array, so without a barrier one warp's staging can
+overwrite another warp's returned values before that warp has read them. `rrsplice
+outline` mirrors the barrier before the body's scratch stores.
+\"\"\"
+import importlib.util as _u
+
+_spec = _u.spec_from_file_location("_base_recipe", {path!r})
+_base = _u.module_from_spec(_spec)
+_spec.loader.exec_module(_base)
+MODULE = _base.MODULE
+ENTRY = getattr(_base, "ENTRY", None)
+CALLEE = _base.CALLEE
+
+
+def recipe():
+    r = dict(_base.recipe())
+    call = r["call"].rstrip()
+    r["call"] = call[:call.rfind("}")] + "\\tbar.sync 0;\\n}"
+    return r
+"""
+
+
+def sync_wrapper(base: Path, dest: Path) -> Path:
+    dest.write_text(SYNC_WRAPPER.replace("{base}", base.name).replace("{path!r}",
+                                                                         repr(str(base))))
+    return dest
+
+
 def _recipe_range(recipe: Path) -> str:
     p = sh([sys.executable, "-m", "rrsplice", "check", str(recipe), "--json"])
     facts = json.loads(p.stdout)
@@ -137,6 +169,9 @@ def main() -> int:
         second = f"s{ph[k - 1]['statements'][1] + 1}-s{ph[-1]['statements'][1]}"
         whole_recipe = ROOT / "recipes" / f"swin_{fx}_sm89.py"
         cuts = [("whole", whole_recipe, f"phases 1-{len(ph)} (the repository recipe)"),
+                ("whole_sync", sync_wrapper(whole_recipe, out / "recipes" /
+                                            f"gpu_{fx}_whole_sync.py"),
+                 f"phases 1-{len(ph)}, the repository recipe + bar.sync around the scratch"),
                 ("first", first_recipe, f"phases 1-{k}, {first}"),
                 ("second", scaffold(f"gpu_{fx}_second", ptx, second, "scratch",
                                     out / "recipes"),

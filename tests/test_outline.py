@@ -449,3 +449,21 @@ def test_cfg_loops_loop_region(fixtures_dir, ptxas_path, tmp_path):
     text = o.ptx.decode()
     assert "$L__BB0_1:" in text and "@%p3 bra \t$L__BB0_1;" in text
     _assemble(ptxas_path, tmp_path, o.ptx)
+
+
+def test_block_barrier_after_scratch_reads_is_mirrored_before_the_stores(ptxas_path, tmp_path):
+    """A call text that synchronises the block after reading its scratch slots (so no warp
+    reuses the array before all have read) gets the same barrier in the body before the
+    slot stores (so no warp writes its slot while another still uses the array)."""
+    call = CALL_SCRATCH.replace("\tld.shared.b32 %r12, [%rsw1+8];\n",
+                                "\tld.shared.b32 %r12, [%rsw1+8];\n\tbar.sync 0;\n")
+    m, fn = _k1()
+    o = build_outline(m, fn, K1_RANGE, call, EXTERN_SCRATCH)
+    lines = _body_lines(o.ptx)
+    i = lines.index("bar.sync 0;")
+    assert lines[i + 1] == "st.shared.b32 [%rsw1+0], %r7;"
+    assert lines.count("bar.sync 0;") == 1
+    _assemble(ptxas_path, tmp_path, o.ptx)
+    # without it, no barrier
+    assert "bar.sync 0;" not in _body_lines(build_outline(m, fn, K1_RANGE, CALL_SCRATCH,
+                                                          EXTERN_SCRATCH).ptx)
