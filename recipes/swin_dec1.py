@@ -23,8 +23,17 @@ epilogue reading garbage:
   * %r18991 = 32 x %tid.z, computed inside the region;
   * %r18993, the per-warp shared base (SCRATCH + 48 x %r18991), also computed inside.
 
-They come back through the scratch array, 40 bytes per lane at lane * 40 (1280 of its
-6400 bytes). %laneid is read with `mov.u32` (ptxas rejects it as an arithmetic operand).
+They come back through the scratch array, 40 bytes per thread at t * 40, t the thread's
+linear index in the block (tid.x + ntid.x * (tid.y + ntid.y * tid.z); 5120 of its 6400
+bytes), and the call text ends with `bar.sync 0` after its scratch reads. The kernel stages
+per-warp values in the same array (at SCRATCH + 48 x %r18991, inside the region and after
+it), so without the barrier one warp could overwrite another warp's slot before that warp
+has read it; the native body must likewise execute a block barrier (`bar.sync 0` /
+`__syncthreads()`) before it stores its returns (`rrsplice outline` mirrors the call's
+barrier there). No barrier is needed before the reads: a slot is stored and read by the
+same thread. (The seed's own convention, per-lane slots, would let the block's four warps
+share every slot.) Special registers are read with `mov.u32` (ptxas rejects them as
+arithmetic operands).
 """
 
 MODULE = "0022-PREPASS_ENTRYPOINT_NAME.ptx"
@@ -84,13 +93,20 @@ def cut_call():
     gets = "\n".join("\tld.shared.b32 %s, [%%rswin1+%d];" % (r, 4 * i)
                      for i, r in enumerate(RET_REGS))
     return f"""{{
-.reg .b32 %rswin<3>;
+.reg .b32 %rswin<5>;
 {decl}
 {store}
 \tcall.uni {CALLEE}, ({hel});
-\tmov.u32 %rswin2, %laneid;
+\tmov.u32 %rswin2, %tid.z;
+\tmov.u32 %rswin3, %ntid.y;
+\tmov.u32 %rswin4, %tid.y;
+\tmad.lo.s32 %rswin2, %rswin2, %rswin3, %rswin4;
+\tmov.u32 %rswin3, %ntid.x;
+\tmov.u32 %rswin4, %tid.x;
+\tmad.lo.s32 %rswin2, %rswin2, %rswin3, %rswin4;
 \tmad.lo.s32 %rswin1, %rswin2, {RET_STRIDE}, %rswin0;
 {gets}
+\tbar.sync 0;
 }}"""
 
 

@@ -1,10 +1,21 @@
 """Splice recipe for cuda_dldn_engine_swin_dec2_kernel (rrsplice's copy of the seed recipe).
 
-Same cut, same callee and the same calling convention as the users' own
-`swin_dec2_recipe.py` (kept verbatim in recipes/seed/), with one portability fix: the seed's
-call text computes the scratch address with `mad.lo.s32 %rswin1, %laneid, 16, %rswin0`,
-which ZLUDA accepts and ptxas rejects ("Special register argument not allowed"); here
-%laneid is read with `mov.u32` first, so the patched module also assembles with ptxas.
+Same cut, same callee and the same arguments as the users' own `swin_dec2_recipe.py`
+(kept verbatim in recipes/seed/), with two fixes to how the returns come back:
+
+* the seed indexes the scratch by %laneid, so the block's four warps (.maxntid 32, 1, 4)
+  share every slot, and the kernel stages per-warp values in the same array (warp w at
+  SCRATCH + 2048 w, inside the region and after it), which overlaps warp 0's area with
+  every slot: warps can clobber each other's returns. Here a thread's slot is at its
+  linear index in the block (tid.x + ntid.x * (tid.y + ntid.y * tid.z)) x 16, and the call
+  text ends with `bar.sync 0` after its scratch reads; the native body must execute a block
+  barrier (`bar.sync 0` / `__syncthreads()`) before it stores its returns (`rrsplice
+  outline` mirrors the call's barrier there). No barrier is needed before the reads: a slot
+  is stored and read by the same thread;
+* the seed computes the address with `mad.lo.s32 %rswin1, %laneid, 16, %rswin0`, which
+  ZLUDA accepts and ptxas rejects ("Special register argument not allowed"); here every
+  special register is read with `mov.u32` first, so the patched module also assembles with
+  ptxas.
 
 The cut replaces the whole 38-phase mma region of the entry -- physical lines 1535-36892 of
 0021-PREPASS_ENTRYPOINT_NAME.ptx, statements s452-s15510, 726 mma -- with one
@@ -16,8 +27,9 @@ Passed, in this order: phase 1's 48 A registers (first-use order), its twelve bi
 and the address of the entry's 9600-byte .shared array. The 96 phase-1 B registers are
 not passed: the body reloads them from %rd32 (+0..+47120).
 
-Returned through the scratch array, 16 bytes per lane at lane * 16: phase 38's four D
-halves %r19360 %r19361 %r19370 %r19371, the region's whole live-out.
+Returned through the scratch array, 16 bytes per thread at t * 16 (2048 of its 9600
+bytes, t the thread's linear index): phase 38's four D halves %r19360 %r19361 %r19370
+%r19371, the region's whole live-out.
 """
 
 MODULE = "0021-PREPASS_ENTRYPOINT_NAME.ptx"
@@ -75,13 +87,20 @@ def cut_call():
     gets = "\n".join("\tld.shared.b32 %s, [%%rswin1+%d];" % (r, 4 * i)
                      for i, r in enumerate(RET_REGS))
     return f"""{{
-.reg .b32 %rswin<3>;
+.reg .b32 %rswin<5>;
 {decl}
 {store}
 \tcall.uni {CALLEE}, ({hel});
-\tmov.u32 %rswin2, %laneid;
+\tmov.u32 %rswin2, %tid.z;
+\tmov.u32 %rswin3, %ntid.y;
+\tmov.u32 %rswin4, %tid.y;
+\tmad.lo.s32 %rswin2, %rswin2, %rswin3, %rswin4;
+\tmov.u32 %rswin3, %ntid.x;
+\tmov.u32 %rswin4, %tid.x;
+\tmad.lo.s32 %rswin2, %rswin2, %rswin3, %rswin4;
 \tmad.lo.s32 %rswin1, %rswin2, {RET_STRIDE}, %rswin0;
 {gets}
+\tbar.sync 0;
 }}"""
 
 

@@ -21,6 +21,16 @@ Live out of the region (RET_REGS): 8 registers: %r1739 %r4160 %r4161 %r4170 %r41
 They come back through _ZZ18rrswin_tiny_kernelE4smem (8192 bytes), 32 bytes per thread
 at t * 32, t = the thread's linear index in its block (tid.x + ntid.x * (tid.y + ntid.y
 * tid.z); 128 threads).
+
+Block barrier: the block may run 128 threads (4 warps), and the kernel itself uses
+_ZZ18rrswin_tiny_kernelE4smem (staging in and around the region), so the slots are
+guarded on both sides. The native body MUST execute a block barrier (`bar.sync 0` /
+`__syncthreads()`) after the region's work and before it stores its returns (no warp may
+store a slot while another still uses those bytes), and the call text executes `bar.sync
+0` after its scratch reads (no warp may reuse the array before every warp has read its
+slot). No barrier is needed between the body's stores and the reads: a slot is stored
+and read by the same thread. `rrsplice outline` mirrors the call text's barrier before
+the outlined body's stores.
 """
 
 MODULE = 'swin_tiny_sm89.ptx'
@@ -104,12 +114,19 @@ REG_TYPES = {
     "%rd7": ".b64",
 }
 
+# .shared arrays the region names: their shared-window addresses are passed (after
+# OTHER_REGS), since the body, a separate .func, cannot name the entry's arrays
+SHARED = []
+
 SCRATCH = '_ZZ18rrswin_tiny_kernelE4smem'
 # "thread": a thread's slot is at its linear index in the block x RET_STRIDE;
 # "lane": at %laneid x RET_STRIDE (every warp of the block uses the same 32 slots)
 SLOTS = 'thread'
 W_REG = None
 V_REG = None
+# `bar.sync 0` after the scratch reads: the block may run several warps and the kernel uses
+# the scratch array itself; the native body must execute a block barrier before its stores
+BLOCK_BARRIER = True
 
 _SIZE = {".b16": 2, ".b32": 4, ".b64": 8, ".pred": 4}
 
@@ -142,6 +159,8 @@ def cut_call():
     """The PTX that replaces the region. Special registers are read with mov only."""
     args = A_REGS + C_REGS + OTHER_REGS
     lines = ["{", "\t.reg .b32 %rrs<4>;"]
+    if SHARED:
+        lines.append("\t.reg .b32 %%rrsb<%d>;" % len(SHARED))
     names = []
     for i, r in enumerate(args):
         lines.append("\t.param %s p%d;" % (_param_type(r), i))
@@ -151,6 +170,11 @@ def cut_call():
         else:
             lines.append("\tst.param%s [p%d+0], %s;" % (_param_type(r), i, r))
         names.append("p%d" % i)
+    for i, sym in enumerate(SHARED):
+        lines.append("\t.param .b32 pb%d;" % i)
+        lines.append("\tmov.u32 %%rrsb%d, %s;" % (i, sym))
+        lines.append("\tst.param.b32 [pb%d+0], %%rrsb%d;" % (i, i))
+        names.append("pb%d" % i)
     layout, size = _ret_layout()
     if ABI == "scratch" and RET_REGS:
         lines.append("\t.param .b32 ps;")
@@ -183,6 +207,9 @@ def cut_call():
             lines.append("\tsetp.ne.u32 %s, %%rrs3, 0;" % r)
         else:
             lines.append("\tld.%s%s %s, %s;" % (space, _type(r), r, src))
+    if ABI == "scratch" and RET_REGS and BLOCK_BARRIER:
+        # every warp has read its slot before any warp reuses the array
+        lines.append("\tbar.sync 0;")
     lines.append("}")
     return "\n".join(lines)
 
@@ -191,6 +218,7 @@ def extern():
     """The .extern .func declaration of the callee, matching cut_call()'s arguments."""
     args = A_REGS + C_REGS + OTHER_REGS
     params = [".param %s %s_p%d" % (_param_type(r), CALLEE, i) for i, r in enumerate(args)]
+    params += [".param .b32 %s_shared%d" % (CALLEE, i) for i in range(len(SHARED))]
     if ABI == "scratch" and RET_REGS:
         params.append(".param .b32 %s_scratch" % CALLEE)
     ret = ""

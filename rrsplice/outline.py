@@ -33,7 +33,7 @@ from .errors import ParseError, RRSpliceError
 from .model import Address, Block, Function, Module, ParenList, Reg, Statement, Symbol, Vector
 from .parse import parse
 from .select import StatementRange
-from .semantics import TERMINATORS, def_use, is_pseudo, sort_registers
+from .semantics import TERMINATORS, def_use, is_block_barrier, is_pseudo, sort_registers
 
 
 class OutlineError(RRSpliceError):
@@ -1048,9 +1048,7 @@ def _readback_code(site: CallSite, names: _Names, width_of, snapshot) -> tuple:
                     default=None)
     if last_read is not None:
         for st in site.post:
-            if st.index > last_read and st.base in ("bar", "barrier") and \
-                    (st.opcode.startswith("bar.sync") or st.opcode.startswith("barrier.sync")
-                     or st.opcode == "bar"):
+            if st.index > last_read and is_block_barrier(st):
                 lines.append("\t" + _one_line(st.text))
                 break
     for rb in site.readbacks:

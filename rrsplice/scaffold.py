@@ -12,6 +12,29 @@ offset order), every other value live into the region that the body cannot reloa
 weight-image and parameter-block pointers first), copies of special registers, and the
 live-out registers that some path through the region leaves unwritten. Registers the body
 can reload from a passed pointer (B fragments, ...) are listed in the docstring, not passed.
+Every `.shared` array the region names is passed as its `.b32` shared-window address
+(``mov.u32 %r, SYM;``): the body is a separate ``.func``, which cannot name the entry's
+arrays (``SHARED``; with ``--abi scratch`` the scratch array itself travels as the last
+argument).
+
+Block barrier (``--abi scratch``). A thread's return slot is written by the body and read back
+by the call text of the SAME thread, so no barrier is needed between the body's stores and
+the call text's reads: program order already orders them. The other warps are the problem.
+When the block may hold more than one warp (``.maxntid``/``.reqntid`` above 32, or not
+declared) and the kernel itself uses the scratch array (staging in the region, reductions
+after it, which is the normal case), two orderings must hold:
+
+* no warp's body may store its returns while another warp still uses those bytes in the
+  region (or before it): the native body executes a block barrier (``bar.sync 0`` /
+  ``__syncthreads()``) before its stores;
+* no warp may reuse the array after the call while another warp has not yet read its slot:
+  the call text ends with ``bar.sync 0;`` after its scratch reads.
+
+The scaffold emits the second barrier (``BLOCK_BARRIER``), and the recipe's docstring states
+the first as the body's contract; ``rrsplice outline`` mirrors the call text's barrier before
+the outlined body's stores. ``rrsplice check`` reports a scratch recipe without it
+(``scratch-race``). A barrier is reached by every thread of the block: the call is
+``call.uni`` in uniform control flow, as the whole region is.
 """
 
 from __future__ import annotations
@@ -48,6 +71,8 @@ class Scaffold:
     scratch: Optional[str]
     derivable: list
     notes: list = field(default_factory=list)
+    shared: list = field(default_factory=list)
+    barrier: bool = False
 
     @property
     def summary(self) -> str:
@@ -61,7 +86,8 @@ class Scaffold:
                 "function": self.function, "range": self.range, "lines": list(self.lines),
                 "abi": self.abi, "a_regs": self.a_regs, "c_regs": self.c_regs,
                 "other_regs": self.other_regs, "ret_regs": self.ret_regs,
-                "scratch": self.scratch, "derivable": self.derivable, "notes": self.notes}
+                "scratch": self.scratch, "derivable": self.derivable, "notes": self.notes,
+                "shared": self.shared, "block_barrier": self.barrier}
 
 
 def reg_ptx_type(fn, reg: str) -> str:
@@ -227,6 +253,22 @@ def new_recipe(name: str, module, rng_text: str, *, abi: str = "scratch",
     elif abi == "scratch" and scratch:
         sym = scratch
 
+    # .shared arrays the region names: their addresses must be passed (a .func cannot name
+    # them); the scratch array travels as the call's last argument already
+    shared_names = {d.name for d in fn.decls() if d.space == ".shared"}
+    shared_names |= {d.name for d in fn.module.decls if d.space == ".shared"}
+    shared = []
+    for i in range(rng.first, rng.last + 1):
+        for n in _named_symbols(stmts[i - 1]):
+            if n in shared_names and n not in shared and not (
+                    abi == "scratch" and ret_regs and n == sym):
+                shared.append(n)
+    # a block barrier after the scratch reads: several warps, and the kernel uses the array
+    barrier = False
+    if abi == "scratch" and ret_regs and (threads is None or threads > 32):
+        from .provenance import symbol_uses
+        barrier = any(a.kind != "address" for a in symbol_uses(fa, sym).accesses)
+
     # the docstring's facts
     n_mma = sum(1 for i in range(rng.first, rng.last + 1) if stmts[i - 1].base == "mma")
     doc = [f"Splice recipe for {fn.name} (scaffolded by `rrsplice recipe new {name} "
@@ -255,6 +297,8 @@ def new_recipe(name: str, module, rng_text: str, *, abi: str = "scratch",
             "path leaves unwritten)" + (f": {' '.join(other_regs[:8])}"
                                         + (" ..." if len(other_regs) > 8 else "")
                                         if other_regs else "") + ","]
+    for n in shared:
+        doc.append(f"  * the address of the .shared array {n}, which the region uses (SHARED),")
     if abi == "scratch" and ret_regs:
         doc.append("  * the address of the scratch array.")
     if derivable:
@@ -275,12 +319,26 @@ def new_recipe(name: str, module, rng_text: str, *, abi: str = "scratch",
     elif ret_regs:
         doc.append(f"They come back as the call's return value, one {size}-byte .param "
                    "array read with ld.param.")
+    if barrier:
+        who = (f"{threads} threads ({(threads + 31) // 32} warps)" if threads
+               else "more than one warp (no .maxntid/.reqntid)")
+        doc += ["", f"Block barrier: the block may run {who}, and the kernel itself uses "
+                f"{sym} (staging in and around the region), so the slots are guarded on both "
+                "sides. The native body MUST execute a block barrier (`bar.sync 0` / "
+                "`__syncthreads()`) after the region's work and before it stores its "
+                "returns (no warp may store a slot while another still uses those bytes), "
+                "and the call text executes `bar.sync 0` after its scratch reads (no warp "
+                "may reuse the array before every warp has read its slot). No barrier is "
+                "needed between the body's stores and the reads: a slot is stored and read "
+                "by the same thread. `rrsplice outline` mirrors the call text's barrier "
+                "before the outlined body's stores."]
     for n in notes:
         doc.append("Note: " + n)
     text = _render(name=name, doc=doc, module=module.name, entry=fn.name, callee=callee,
                    cut=(first_line, end_line), abi=abi, a_regs=a_regs, c_regs=c_regs,
                    other_regs=other_regs, ret_regs=ret_regs, types=types, scratch=sym,
-                   w_reg=w_reg, v_reg=v_reg, layout_size=size, slots=slots)
+                   w_reg=w_reg, v_reg=v_reg, layout_size=size, slots=slots,
+                   shared=shared, barrier=barrier)
     path = Path(out) if out else Path("recipes") / f"{name}.py"
     if path.exists() and not force:
         raise ScaffoldError(f"{path} exists; pass --force to overwrite it")
@@ -289,7 +347,20 @@ def new_recipe(name: str, module, rng_text: str, *, abi: str = "scratch",
     return Scaffold(path=path, name=name, module=module, function=fn.name, range=str(rng),
                     lines=(first_line, end_line - 1), abi=abi, a_regs=a_regs, c_regs=c_regs,
                     other_regs=other_regs, ret_regs=ret_regs, scratch=sym,
-                    derivable=[li.reg for li in derivable], notes=notes)
+                    derivable=[li.reg for li in derivable], notes=notes, shared=shared,
+                    barrier=barrier)
+
+
+def _named_symbols(st) -> list:
+    """Symbols a statement names as an operand or an address base."""
+    from .model import Address, Symbol
+    out = []
+    for op in st.operands:
+        if isinstance(op, Symbol):
+            out.append(op.name)
+        elif isinstance(op, Address) and isinstance(op.base, Symbol):
+            out.append(op.base.name)
+    return out
 
 
 def _layout(ret_regs: list, types: dict) -> tuple[list, int]:
@@ -339,12 +410,19 @@ RET_REGS = {ret_regs}
 # how each register crosses the call when it is not a .b32
 REG_TYPES = {types}
 
+# .shared arrays the region names: their shared-window addresses are passed (after
+# OTHER_REGS), since the body, a separate .func, cannot name the entry's arrays
+SHARED = {shared}
+
 SCRATCH = {scratch!r}
 # "thread": a thread's slot is at its linear index in the block x RET_STRIDE;
 # "lane": at %laneid x RET_STRIDE (every warp of the block uses the same 32 slots)
 SLOTS = {slots!r}
 W_REG = {w_reg!r}
 V_REG = {v_reg!r}
+# `bar.sync 0` after the scratch reads: the block may run several warps and the kernel uses
+# the scratch array itself; the native body must execute a block barrier before its stores
+BLOCK_BARRIER = {barrier!r}
 
 _SIZE = {{".b16": 2, ".b32": 4, ".b64": 8, ".pred": 4}}
 
@@ -377,6 +455,8 @@ def cut_call():
     """The PTX that replaces the region. Special registers are read with mov only."""
     args = A_REGS + C_REGS + OTHER_REGS
     lines = ["{{", "\\t.reg .b32 %rrs<4>;"]
+    if SHARED:
+        lines.append("\\t.reg .b32 %%rrsb<%d>;" % len(SHARED))
     names = []
     for i, r in enumerate(args):
         lines.append("\\t.param %s p%d;" % (_param_type(r), i))
@@ -386,6 +466,11 @@ def cut_call():
         else:
             lines.append("\\tst.param%s [p%d+0], %s;" % (_param_type(r), i, r))
         names.append("p%d" % i)
+    for i, sym in enumerate(SHARED):
+        lines.append("\\t.param .b32 pb%d;" % i)
+        lines.append("\\tmov.u32 %%rrsb%d, %s;" % (i, sym))
+        lines.append("\\tst.param.b32 [pb%d+0], %%rrsb%d;" % (i, i))
+        names.append("pb%d" % i)
     layout, size = _ret_layout()
     if ABI == "scratch" and RET_REGS:
         lines.append("\\t.param .b32 ps;")
@@ -418,6 +503,9 @@ def cut_call():
             lines.append("\\tsetp.ne.u32 %s, %%rrs3, 0;" % r)
         else:
             lines.append("\\tld.%s%s %s, %s;" % (space, _type(r), r, src))
+    if ABI == "scratch" and RET_REGS and BLOCK_BARRIER:
+        # every warp has read its slot before any warp reuses the array
+        lines.append("\\tbar.sync 0;")
     lines.append("}}")
     return "\\n".join(lines)
 
@@ -426,6 +514,7 @@ def extern():
     """The .extern .func declaration of the callee, matching cut_call()'s arguments."""
     args = A_REGS + C_REGS + OTHER_REGS
     params = [".param %s %s_p%d" % (_param_type(r), CALLEE, i) for i, r in enumerate(args)]
+    params += [".param .b32 %s_shared%d" % (CALLEE, i) for i in range(len(SHARED))]
     if ABI == "scratch" and RET_REGS:
         params.append(".param .b32 %s_scratch" % CALLEE)
     ret = ""
@@ -444,7 +533,8 @@ def recipe():
 
 
 def _render(*, name, doc, module, entry, callee, cut, abi, a_regs, c_regs, other_regs,
-            ret_regs, types, scratch, w_reg, v_reg, layout_size, slots) -> str:
+            ret_regs, types, scratch, w_reg, v_reg, layout_size, slots, shared=(),
+            barrier=False) -> str:
     wrapped = []
     for para in doc:
         wrapped.extend(_wrap(para) if para else [""])
@@ -456,6 +546,7 @@ def _render(*, name, doc, module, entry, callee, cut, abi, a_regs, c_regs, other
                             a_regs=_pylist(a_regs), c_regs=_pylist(c_regs),
                             other_regs=_pylist(other_regs), ret_regs=_pylist(ret_regs),
                             types=typ, scratch=scratch, w_reg=w_reg, v_reg=v_reg, slots=slots,
+                            shared=_pylist(list(shared), per_line=1), barrier=bool(barrier),
                             layer=name[5:] if name.startswith("swin_") and len(name) > 5
                             else name)
 

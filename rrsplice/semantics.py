@@ -110,6 +110,22 @@ OPCODE_ROLES: dict[str, str] = {
 #: opcodes that end a basic block (an unguarded one has no fall-through)
 TERMINATORS = frozenset({"bra", "brx", "ret", "exit", "trap"})
 
+#: opcodes of a whole-block barrier (a thread-count operand makes it a partial one)
+BLOCK_BARRIERS = ("bar.sync", "barrier.sync", "bar.cta.sync", "barrier.cta.sync")
+
+
+def is_block_barrier(st: Statement) -> bool:
+    """True for an unguarded barrier that waits for every thread of the block:
+    `bar.sync 0`, `barrier.sync 0`, `bar.cta.sync 0`, `barrier.sync.aligned 0`, the old
+    bare `bar 0`; not `bar.warp.sync`, not `bar.arrive`, not `bar.sync 1, 64`."""
+    op = st.opcode or ""
+    if st.base not in ("bar", "barrier") or st.guard:
+        return False
+    whole = op in ("bar", "barrier") or any(op == b or op.startswith(b + ".")
+                                            for b in BLOCK_BARRIERS)
+    return whole and len(st.operands) <= 1
+
+
 CARRY = "cc:CF"
 _CARRY_READERS = frozenset({"addc", "subc", "madc"})
 

@@ -41,6 +41,8 @@ FAILING = {
     "branch_exit.py": "branch-exit",
     "scratch_size.py": "scratch-size",
     "scratch_live.py": "scratch-live",
+    "scratch_race.py": "scratch-race",
+    "shared_base.py": "shared-base",
 }
 # extra errors a failing recipe cannot avoid
 ALSO = {"cut_block.py": {"live-out"}, "empty_args.py": {"call-args"}}
@@ -56,7 +58,8 @@ def test_recipe_fails_its_check(name):
         assert f.message
 
 
-@pytest.mark.parametrize("name", ["good_dec2.py", "good_cfg.py"])
+@pytest.mark.parametrize("name", ["good_dec2.py", "good_cfg.py", "good_scratch_race.py",
+                                  "good_shared_base.py"])
 def test_recipes_that_pass(name):
     rep = check_recipe(BAD / name)
     assert rep.ok, [f.render() for f in rep.errors]
@@ -179,3 +182,78 @@ def test_cli_check_human_output_mentions_sid_and_line():
     r = CliRunner().invoke(main, ["check", str(BAD / "live_out.py")])
     assert r.exit_code == 1
     assert "live-out" in r.output and "s27" in r.output
+
+
+def test_scratch_race_names_the_overlap_and_the_fix():
+    rep = check_recipe(BAD / "scratch_race.py")
+    (f,) = [f for f in rep.errors if f.code == "scratch-race"]
+    assert "per thread" in f.message and "bar.sync 0;" in f.message
+    assert "of thread 32 (warp 1) writes byte 128" in f.message and "(warp 0)" in f.message
+    assert f.statement == "s12" and f.line == 32
+    assert rep.facts["scratch"]["race"].startswith("overlap")
+
+
+def test_scratch_race_with_the_barrier_is_a_fact():
+    rep = check_recipe(BAD / "good_scratch_race.py")
+    assert "scratch-race" in codes(rep, "info")
+    assert rep.facts["scratch"]["race"] == "guarded: bar.sync 0;"
+
+
+def test_scratch_race_per_lane_slots_is_a_warning():
+    """The seed's convention (slots per lane): the warps share every slot, so it is the
+    native body's business; check warns and does not refuse it."""
+    rep = check_recipe(BAD / "scratch_race_lane.py")
+    assert rep.ok
+    assert {"scratch-race", "scratch-warps"} <= codes(rep, "warning")
+
+
+def test_seed_recipe_race_is_a_warning_and_it_still_applies(tmp_path):
+    rep = check_recipe(SEED)
+    assert rep.ok and "scratch-race" in codes(rep, "warning")
+    (f,) = [f for f in rep.warnings if f.code == "scratch-race"]
+    assert "seed recipe's convention" in f.message
+    assert apply(SEED, out=tmp_path / "seed.ptx").output.exists()
+
+
+@pytest.mark.parametrize("name", ["swin_dec1.py", "swin_dec2.py"])
+def test_dec_recipes_guard_the_scratch_with_a_barrier(name):
+    rep = check_recipe(ROOT / "recipes" / name)
+    assert rep.ok
+    assert not {"scratch-race", "scratch-warps"} & codes(rep, "warning")
+    assert rep.facts["scratch"]["race"] == "guarded: bar.sync 0;"
+    assert rep.facts["scratch"]["indexed_by"] == "thread"
+
+
+def test_shared_base_error_names_the_statement():
+    (f,) = [f for f in check_recipe(BAD / "shared_base.py").errors if f.code == "shared-base"]
+    assert f.statement == "s14" and "smem" in f.message and "pass" in f.message
+
+
+def test_scaffold_scratch_emits_the_barrier_and_passes(tmp_path):
+    from rrsplice.recipe import load_recipe
+    from rrsplice.scaffold import new_recipe
+    tiny = BUNDLED_CORPUS / "swin_tiny_sm89.ptx"
+    sc = new_recipe("swin_tiny_sm89", tiny, "s342-s2656", out=tmp_path / "t.py")
+    assert sc.barrier
+    rec = load_recipe(sc.path)
+    assert rec.call.rstrip().endswith("bar.sync 0;\n}")
+    assert "MUST execute a block barrier" in rec.doc
+    rep = check_recipe(sc.path)
+    assert rep.ok and "scratch-race" in codes(rep, "info")
+
+
+def test_scaffold_param_passes_the_shared_base_and_outlines(tmp_path):
+    from rrsplice.outline import outline_recipe
+    from rrsplice.recipe import load_recipe
+    from rrsplice.scaffold import new_recipe
+    small = BUNDLED_CORPUS / "swin_small_sm89.ptx"
+    # phases 1-4: phase 3's epilogue stages through the kernel's .shared array
+    sc = new_recipe("p4", small, "s486-s2519", abi="param", out=tmp_path / "p4.py")
+    assert sc.shared == ["_ZZ19rrswin_small_kernelE4smem"] and not sc.barrier
+    rec = load_recipe(sc.path)
+    assert "mov.u32 %rrsb0, _ZZ19rrswin_small_kernelE4smem;" in rec.call
+    assert "d4r_p4_shared0" in rec.extern
+    rep = check_recipe(sc.path)
+    assert rep.ok, [f.render() for f in rep.errors]
+    out, _, _ = outline_recipe(sc.path)
+    assert out.ptx
