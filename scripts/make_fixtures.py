@@ -14,6 +14,7 @@ machine-specific path ends up in the PTX).
     python scripts/make_fixtures.py            # compile, check with ptxas, write
     python scripts/make_fixtures.py --no-ptxas # skip the ptxas acceptance checks
     python scripts/make_fixtures.py --check    # compile to a temp dir, compare bytes
+    python scripts/make_fixtures.py --launch-only  # rewrite only the .launch.json files
 
 Requires nvcc and ptxas (CUDA 12.8+; the committed files come from CUDA 13.0).
 """
@@ -267,12 +268,22 @@ def launch_description(stem: str, src: str, entry: str, width: int, height: int,
     tex = dict(kind="texture", width=width, height=height, format="float32x4",
                channel_desc=[32, 32, 32, 32, "float"], address_mode="clamp",
                filter_mode="point", read_mode="element", normalized_coords=False)
+    # the arena: lanes are 2*A0 halves (A0*4 bytes) apart, but each lane reads A0/2 16-byte
+    # vectors (A0*8 bytes: its own slice and the next lane's), so the last lane of the last
+    # warp of the last block reads one lane stride past [blocks][4][32] slices
+    lane_stride, lane_read = a0 * 4, (a0 // 2) * 16
+    arena_bytes = (blocks * 4 * 32 - 1) * lane_stride + lane_read
     fields = [
-        dict(name="arena", offset=0, kind="buffer", bytes=blocks * 4 * 32 * a0 * 4,
+        dict(name="arena", offset=0, kind="buffer", bytes=arena_bytes,
              role="input", fill="f16_unit",
-             layout=f"[blockIdx.y*gridDim.x+blockIdx.x][tid.z 4][lane 32][{2 * a0} f16]"),
+             layout=f"[blockIdx.y*gridDim.x+blockIdx.x][tid.z 4][lane 32][{2 * a0} f16]",
+             extent=f"every byte the kernel reads: lanes are {lane_stride} bytes apart and "
+                    f"each reads {lane_read} (A0/2 x 16), so the last lane reads "
+                    f"{lane_read - lane_stride} bytes past the {blocks * 4 * 32 * lane_stride}"
+                    f"-byte [block][tid.z][lane] slices"),
         dict(name="plane_in", offset=8, kind="buffer", bytes=width * height * 16,
-             role="input", fill="f32_unit", layout="[y][x] float4"),
+             role="input", fill="f32_unit", layout="[y][x] float4",
+             extent="every byte the kernel reads: one float4 per pixel"),
         dict(name="plane_out", offset=16, kind="buffer", bytes=width * height * 16,
              role="output", fill="zero",
              layout="[y][x] uint4: the last phase's accumulator registers (raw f16x2 bits)"),
@@ -280,6 +291,9 @@ def launch_description(stem: str, src: str, entry: str, width: int, height: int,
         dict(name="tex_guide", offset=32, role="input", fill="f32_unit", **tex),
         dict(name="weights", offset=40, kind="buffer", bytes=wbytes, role="input",
              fill="e4m3_small",
+             extent="every byte the kernel reads: warp tid.z reads B block bytes "
+                    "[tid.z*nt*ks*256, (tid.z+1)*nt*ks*256) and bias bytes "
+                    "[tid.z*nt*16, (tid.z+1)*nt*16) of each phase (weight_layout)",
              layout="per phase: B block [tid.z 4][nt][ks][lane 32][8 bytes] "
                     "(pairs of k-slices interleaved per 16 bytes when ks is even), "
                     "then bias block [tid.z 4][nt][16 bytes] (first 4 bytes: f16x2 seed)"),
@@ -377,7 +391,8 @@ def readme(results: list[tuple[str, str, str, list[Phase], dict[str, dict]]]) ->
             "`launch.json` (`format: rrsplice-launch/1`): `kernel`, `ptx` (arch -> file),",
             "`ptx_runs_on`, `block`, `grid`, `dynamic_shared_bytes`, `param_block` (`size`,",
             "`align`, `fields`: each with `name`, byte `offset`, `kind` = `buffer` (`bytes`,",
-            "`role` input/output, `fill`, `layout`), `texture` (`width`, `height`, `format`,",
+            "`role` input/output, `fill`, `layout`, `extent`: why `bytes` covers every byte the",
+            "kernel reads), `texture` (`width`, `height`, `format`,",
             "`channel_desc`, address/filter/read mode, `normalized_coords`), `surface` (`width`,",
             "`height`, `format`, `texel_bytes`), `i32` or `f32` (`value`)), `outputs`, `fills`",
             "(what each fill name means), `phases` and `weight_layout` (byte offsets of each",
@@ -434,9 +449,19 @@ def generate(dest: Path, ptxas: bool) -> list:
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--no-ptxas", action="store_true", help="skip the ptxas acceptance checks")
+    ap.add_argument("--launch-only", action="store_true",
+                    help="rewrite only the <kernel>.launch.json files (no nvcc; the .ptx and "
+                         "README_real.md are left alone)")
     ap.add_argument("--check", action="store_true",
                     help="regenerate into a temporary directory and compare with the committed files")
     args = ap.parse_args()
+    if args.launch_only:
+        for stem, src, entry, width, height, _ in KERNELS:
+            desc = launch_description(stem, src, entry, width, height,
+                                      phase_table(ROOT / SRC / src))
+            (ROOT / FIX / f"{stem}.launch.json").write_text(json.dumps(desc, indent=2) + "\n")
+            print(f"wrote {FIX / (stem + '.launch.json')}")
+        return
     if not args.check:
         generate(ROOT / FIX, not args.no_ptxas)
         return
