@@ -38,7 +38,7 @@ from pathlib import Path
 import numpy as np
 
 ROOT = Path(__file__).resolve().parent.parent
-GUARD = 4096        # bytes of seeded input after each buffer
+GUARD = 4096        # bytes of seeded input after each buffer (second line of defence)
 
 
 # ---------------------------------------------------------------- the driver API
@@ -137,10 +137,11 @@ class Inputs:
             off = f["offset"]
             if kind == "buffer":
                 host = fill(rng, f.get("fill", "zero"), f["bytes"])
-                # a guard zone after every buffer, filled from the same seed: a kernel that
-                # reads a little past the end (the fixtures' arena does: each lane's 16-byte
-                # loads run one lane stride past its own slice) reads the same bytes in both
-                # runs instead of whatever the allocator put there
+                # the launch descriptions declare every byte the kernels read (`extent`;
+                # the arena used to be one lane stride short). The guard zone after every
+                # buffer, filled from the same seed, stays as a second line of defence: a
+                # kernel (or a future fixture) that reads a little past the end reads the
+                # same bytes in both runs instead of whatever the allocator put there
                 guard = fill(rng, "f32_unit" if f.get("role") != "output" else "zero",
                              GUARD)
                 dev = cp.asarray(np.concatenate([host, guard]))

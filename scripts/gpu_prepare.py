@@ -7,9 +7,12 @@ for sm_90) this writes, under OUT (default `build/gpu`):
 * the original kernel's cubin (`ptxas -arch=sm_90`, optimised);
 * one linked cubin (patched kernel + outlined body, `ptxas -c` + `nvlink`) per cut:
     - `whole`: the repository recipe `recipes/swin_<fixture>_sm89.py` (the whole mma region,
-      returns through the .shared scratch array);
+      returns through the .shared scratch array, per-thread slots, `bar.sync 0` after the
+      scratch reads, which the outliner mirrors before the body's stores);
     - `first`: phases 1..k, k = N // 2, scaffolded with `rrsplice recipe new --abi param`
-      (the cut ends at the phase boundary after phase k's last mma; returns as `.param`);
+      (the cut ends after phase k's last mma, or after the scoped `{ }` block that follows
+      it; returns as `.param`;
+      the .shared array the region uses is passed as an address);
     - `second`: from that boundary to the end of the region, `--abi scratch`;
     - `dropped`: the `first` recipe with one returned mma accumulator removed (the negative
       control; `rrsplice check` must reject it, and the GPU comparison must differ);
@@ -59,36 +62,16 @@ def scaffold(name: str, ptx: Path, rng: str, abi: str, out: Path) -> Path:
     return dest
 
 
-SYNC_WRAPPER = """\
-\"\"\"{base}, with a block barrier after the scratch reads (`bar.sync 0`).
-
-The scratch slots (thread t at t * RET_STRIDE) overlap the per-warp staging areas the
-kernel itself uses in the same .shared array, so without a barrier one warp's staging can
-overwrite another warp's returned values before that warp has read them. `rrsplice
-outline` mirrors the barrier before the body's scratch stores.
-\"\"\"
-import importlib.util as _u
-
-_spec = _u.spec_from_file_location("_base_recipe", {path!r})
-_base = _u.module_from_spec(_spec)
-_spec.loader.exec_module(_base)
-MODULE = _base.MODULE
-ENTRY = getattr(_base, "ENTRY", None)
-CALLEE = _base.CALLEE
-
-
-def recipe():
-    r = dict(_base.recipe())
-    call = r["call"].rstrip()
-    r["call"] = call[:call.rfind("}")] + "\\tbar.sync 0;\\n}"
-    return r
-"""
-
-
-def sync_wrapper(base: Path, dest: Path) -> Path:
-    dest.write_text(SYNC_WRAPPER.replace("{base}", base.name).replace("{path!r}",
-                                                                         repr(str(base))))
-    return dest
+def boundary(ptx: Path, last: int) -> int:
+    """The first statement from `last` on after which both sides are outside any scoped
+    `{ }` block (a phase's last mma can be followed at once by an inline-asm block)."""
+    from rrsplice.parse import parse
+    fn = next(f for f in parse(ptx).functions if f.has_body)
+    st = fn.statements
+    b = last
+    while b < len(st) and (st[b - 1].depth or st[b].depth):
+        b += 1
+    return b
 
 
 def _recipe_range(recipe: Path) -> str:
@@ -155,23 +138,20 @@ def main() -> int:
         if not res.ok:
             raise SystemExit(res.log)
         ph = phases(ptx)
-        # the boundary: after phase k = N // 2, or earlier when the `.param` return scaffold
-        # cannot hand the first part a .shared array its epilogues use (`recipe new --abi
-        # param` passes no scratch base)
+        # the boundary: after phase k = N // 2 (earlier only if that part cannot be
+        # outlined; `recipe new --abi param` passes the .shared arrays the region uses)
         for k in range(len(ph) // 2, 0, -1):
-            first = f"s{ph[0]['statements'][0]}-s{ph[k - 1]['statements'][1]}"
+            cut_at = boundary(ptx, ph[k - 1]['statements'][1])
+            first = f"s{ph[0]['statements'][0]}-s{cut_at}"
             first_recipe = scaffold(f"gpu_{fx}_first", ptx, first, "param", out / "recipes")
             try:
                 prepare(first_recipe)
                 break
             except OutlineError as exc:
                 print(f"{fx}: phases 1-{k} with --abi param: {exc}", flush=True)
-        second = f"s{ph[k - 1]['statements'][1] + 1}-s{ph[-1]['statements'][1]}"
+        second = f"s{cut_at + 1}-s{ph[-1]['statements'][1]}"
         whole_recipe = ROOT / "recipes" / f"swin_{fx}_sm89.py"
         cuts = [("whole", whole_recipe, f"phases 1-{len(ph)} (the repository recipe)"),
-                ("whole_sync", sync_wrapper(whole_recipe, out / "recipes" /
-                                            f"gpu_{fx}_whole_sync.py"),
-                 f"phases 1-{len(ph)}, the repository recipe + bar.sync around the scratch"),
                 ("first", first_recipe, f"phases 1-{k}, {first}"),
                 ("second", scaffold(f"gpu_{fx}_second", ptx, second, "scratch",
                                     out / "recipes"),
