@@ -25,17 +25,17 @@ import os
 import pickle
 import sys
 from pathlib import Path
-from typing import Optional
+from typing import TYPE_CHECKING, Optional
 
 from . import __version__
-from . import model as _model
-from .model import Function, Module
-from .parse import parse_bytes
 from .fsutil import write_atomic
+
+if TYPE_CHECKING:
+    from .model import Function, Module
 
 _FORMAT = 2
 _PKG = Path(__file__).resolve().parent
-_MODEL_SOURCES = ("grammar/ptx.lark", "lexicon.py", "parse.py", "operands.py", "model.py")
+_MODEL_SOURCES = ("grammar/ptx.lark", "lexicon.py", "parser.py", "operands.py", "model.py")
 _ANALYSIS_SOURCES = ("semantics.py", "cfg.py", "dataflow.py")
 
 _source_hashes: dict = {}
@@ -97,6 +97,7 @@ def _dispatch_table() -> dict:
     calling its class with its field values, instead of pickle's default for frozen
     slotted dataclasses (a Python-level __setstate__ per object). Statements keep the
     default, which pickle restores in C."""
+    from . import model as _model
     table = copyreg.dispatch_table.copy()
     for name in ("Reg", "Negated", "Imm", "Symbol", "Vector", "Address", "PredPair",
                  "ParenList", "Sink", "Guard"):
@@ -140,6 +141,7 @@ def _key_of(module: Module) -> str:
 def load_module(path) -> Module:
     """The parsed model of the PTX file at `path`, from the cache when it holds this exact
     content, else parsed (and then stored)."""
+    from .parser import parse_bytes
     path = os.fspath(path)
     data = Path(path).read_bytes()
     if not enabled():
@@ -150,6 +152,7 @@ def load_module(path) -> Module:
     if entry.is_file():
         try:
             obj = _read(entry)
+            from .model import Module
             if isinstance(obj, Module) and obj.data == data:
                 module = obj
         except Exception:  # noqa: BLE001 - any broken entry is just a miss
@@ -190,11 +193,43 @@ def load_analysis(module: Module, fn: Function):
     return fa
 
 
+_REPORT_SOURCES = ("semantics.py", "cfg.py", "dataflow.py", "provenance.py", "mma.py",
+                   "select.py", "cli/cmd_liveness.py")
+
+
+def load_report(kind: str, data: bytes, query: dict, compute) -> dict:
+    """A command's JSON-able result for (module bytes, query), from the cache when this
+    rrsplice computed it before, else `compute()` (then stored). The key covers the
+    module's content, the query and the sources of every analysis that feeds the report,
+    so an edited file or tool never serves a stale answer; a broken entry is a miss."""
+    if not enabled():
+        return compute()
+    import json
+    d = hashlib.sha256(module_key(data).encode())
+    d.update(f"|{kind}|{json.dumps(query, sort_keys=True)}|".encode())
+    d.update(_sources_hash(_REPORT_SOURCES).encode())
+    entry = cache_dir() / "reports" / f"{d.hexdigest()}.json"
+    if entry.is_file():
+        try:
+            obj = json.loads(entry.read_text(encoding="utf-8"))
+            if isinstance(obj, dict) and obj.get("kind") == kind and obj.get("query") == query:
+                return obj["result"]
+        except (OSError, ValueError, KeyError):
+            pass
+    result = compute()
+    try:
+        write_atomic(entry, json.dumps({"kind": kind, "query": query, "result": result},
+                                       sort_keys=True).encode("utf-8"), fsync=False)
+    except (OSError, TypeError, ValueError):
+        pass
+    return result
+
+
 def clear() -> int:
     """Delete every cache entry; returns how many files were removed."""
     n = 0
     root = cache_dir()
-    for sub in ("modules", "analysis"):
+    for sub in ("modules", "analysis", "reports"):
         d = root / sub
         if d.is_dir():
             for p in d.iterdir():

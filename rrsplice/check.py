@@ -57,7 +57,7 @@ from typing import Optional
 
 from .errors import ParseError, RRSpliceError
 from .model import Address, Function, Module, ParenList, Reg, Statement, Symbol
-from .parse import parse_bytes
+from .parser import parse_bytes
 from .recipe import Recipe, RecipeError, load_recipe, resolve_module
 from .select import SelectionError, StatementRange, lines_to_range
 
@@ -271,7 +271,7 @@ def load_module(path: Path) -> Module:
         cached = None
     if cached is not None:
         return cached(path)
-    from .parse import parse
+    from .parser import parse
     return parse(path)
 
 

@@ -8,9 +8,12 @@ comments, tabs, CRLF or missing final newline. Edits are (start, end, replacemen
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 from .errors import RRSpliceError
-from .model import Module
+
+if TYPE_CHECKING:
+    from .model import Module
 
 
 @dataclass(frozen=True, order=True)

@@ -37,7 +37,7 @@ SCOPE = f"\\{{(?:{TRIVIA}|{SIMPLE_DECL}|{ITEM}|{_SCOPE2})*+\\}}"
 
 # A run of statements and simple scopes (with the trivia between them) is ONE token: a
 # 40k-line body of instructions and `{ cvt ...; }` blocks reaches the LALR parser as a few
-# tokens, and rrsplice.parse splits it with SPLIT.
+# tokens, and rrsplice.parser splits it with SPLIT.
 STATEMENTS = f"(?:{ITEM}|{SCOPE})(?:{TRIVIA}*+(?:{ITEM}|{SCOPE}))*+"
 
 # the splitter: one match per label (`ldir` when it labels a directive), instruction,

@@ -31,7 +31,7 @@ from typing import Callable, Optional
 
 from .errors import ParseError, RRSpliceError
 from .model import Address, Block, Function, Module, ParenList, Reg, Statement, Symbol, Vector
-from .parse import parse
+from .parser import parse
 from .select import StatementRange
 from .semantics import TERMINATORS, def_use, is_block_barrier, is_pseudo, sort_registers
 

@@ -23,7 +23,7 @@ from .check import (CheckFailed, Report, Target, check_recipe, debug_block_text,
                     load_module)
 from .emit import Edit, emit, line_byte_offsets, newline_of
 from .errors import ParseError, RRSpliceError
-from .parse import parse_bytes
+from .parser import parse_bytes
 from .recipe import Recipe, load_recipe, resolve_module
 from .fsutil import write_atomic  # noqa: F401  (re-exported for callers of splice)
 

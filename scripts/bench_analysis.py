@@ -33,7 +33,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from rrsplice.cfg import build_cfg  # noqa: E402
 from rrsplice.dataflow import FunctionAnalysis  # noqa: E402
-from rrsplice.parse import parse_bytes  # noqa: E402
+from rrsplice.parser import parse_bytes  # noqa: E402
 from rrsplice.select import StatementRange, parse_statement_range, select_function  # noqa: E402
 from rrsplice.semantics import def_use  # noqa: E402
 

@@ -14,7 +14,7 @@ from rrsplice.cache import load_module
 from rrsplice.check import CheckFailed, check_recipe
 from rrsplice.cli import main
 from rrsplice.emit import line_byte_offsets
-from rrsplice.parse import parse
+from rrsplice.parser import parse
 from rrsplice.recipe import BUNDLED_CORPUS, load_recipe
 from rrsplice.scaffold import ScaffoldError, new_recipe
 from rrsplice.splice import ApplyError, apply, default_output

@@ -13,7 +13,7 @@ from click.testing import CliRunner
 from rrsplice.cli import main
 from rrsplice.dataflow import analyze
 from rrsplice.mma import chains, find_mma, opcode_family, phases
-from rrsplice.parse import parse
+from rrsplice.parser import parse
 
 ROOT = Path(__file__).resolve().parent.parent
 FIX = ROOT / "corpus_fixtures"

@@ -14,7 +14,7 @@ import textwrap
 import pytest
 
 from rrsplice.outline import OutlineError, build_outline, outline, parse_call
-from rrsplice.parse import parse
+from rrsplice.parser import parse
 from rrsplice.select import StatementRange
 
 # A kernel with a weight image (%rd3, also read inside the region), a loop, a demoted .shared

@@ -11,7 +11,7 @@ from click.testing import CliRunner
 from rrsplice.cli import main
 from rrsplice.dataflow import analyze
 from rrsplice.mma import phases
-from rrsplice.parse import parse
+from rrsplice.parser import parse
 from rrsplice.provenance import (Const, Load, Param, ParamBlock, SharedAddr, Special, Unknown,
                                  WeightImage, classify_live_in, def_value, symbol_uses,
                                  value_of, weight_offset)

@@ -2,18 +2,40 @@
 
 from __future__ import annotations
 
+import importlib
 import json
 import sys
 
 import click
-from rich.console import Console
 
 from ..errors import RRSpliceError
 
 
+# command -> the module of this package that defines it. Modules are imported when their
+# command runs (or for --help), so `rrsplice liveness` does not pay for importing the
+# recipe, outline and parser machinery it does not use. tests/test_cli_commands.py keeps
+# this table equal to what the modules register.
+COMMAND_MODULES = {
+    "parse": "cmd_parse", "functions": "cmd_parse", "show": "cmd_parse",
+    "liveness": "cmd_liveness",
+    "mma": "cmd_mma", "phases": "cmd_mma", "uses": "cmd_mma",
+    "check": "cmd_recipe", "apply": "cmd_recipe", "recipe": "cmd_recipe",
+    "stages": "cmd_recipe",
+    "outline": "cmd_outline", "verify": "cmd_outline",
+}
+
+
 class _Group(click.Group):
-    """Turns every RRSpliceError (and unreadable files) into a message and exit code 2,
-    never a traceback."""
+    """Loads command modules on demand, and turns every RRSpliceError (and unreadable
+    files) into a message and exit code 2, never a traceback."""
+
+    def list_commands(self, ctx):
+        return sorted(set(self.commands) | set(COMMAND_MODULES))
+
+    def get_command(self, ctx, name):
+        if name not in self.commands and name in COMMAND_MODULES:
+            importlib.import_module(f"{__package__}.{COMMAND_MODULES[name]}")
+        return super().get_command(ctx, name)
 
     def parse_args(self, ctx, args):
         # remembered so an error raised inside a subcommand still knows about --json
@@ -78,16 +100,19 @@ _console = None
 _err_console = None
 
 
-def console() -> Console:
+def console():
+    """The rich console for human output (imported on first use: JSON output needs none)."""
     global _console
     if _console is None:
+        from rich.console import Console
         _console = Console(highlight=False)
     return _console
 
 
-def err_console() -> Console:
+def err_console():
     global _err_console
     if _err_console is None:
+        from rich.console import Console
         _err_console = Console(stderr=True, highlight=False)
     return _err_console
 

@@ -8,14 +8,12 @@ from pathlib import Path
 from typing import Optional
 
 import click
-from rich.table import Table
 
-from ..cache import load_analysis, load_module
+from ..cache import load_analysis, load_module, load_report
 from ..config import default_module, load_config
 from ..errors import RRSpliceError
 from ..select import (SelectionError, lines_to_range, parse_line_range,
                       parse_statement_range, select_function)
-from ..semantics import uncovered
 from .app import console, entry_option, json_option, main, note, print_json
 
 
@@ -119,6 +117,7 @@ def liveness_report(fa, rng, *, pseudo: bool = False) -> dict:
         "live_out_also_passed_in": fa.range_pass_in_for_out(rng, pseudo=pseudo),
         "warnings": [],
     }
+    from ..semantics import uncovered
     unc = uncovered(fn)
     if unc:
         report["warnings"].append(
@@ -162,27 +161,38 @@ def liveness_cmd(target, range_text, lines_text, pseudo, entry, as_json):
         raise SelectionError("give either --range sA-sB or --lines L1-L2, not both")
     if not Path(path).is_file():
         raise TargetError(f"{path}: no such module")
-    module = load_module(path)
-    fn, fwhy = select_function(module, entry or rec_entry)
-    if fwhy:
-        note(fwhy, as_json)
-    if range_text is not None:
-        rng = parse_statement_range(range_text, fn)
-    elif lines_text is not None:
-        rng = lines_to_range(fn, *parse_line_range(lines_text))
-    elif cut is not None:
-        rng = lines_to_range(fn, cut[0], cut[1] - 1)
-        note(f"using the recipe's cut_call lines {cut[0]}-{cut[1] - 1} ({rng})", as_json)
-    else:
-        raise SelectionError("give --range sA-sB or --lines L1-L2")
-    fa = load_analysis(module, fn)
-    rep = liveness_report(fa, rng, pseudo=pseudo)
+
+    def compute() -> dict:
+        module = load_module(path)
+        fn, fwhy = select_function(module, entry or rec_entry)
+        notes = [fwhy] if fwhy else []
+        if range_text is not None:
+            rng = parse_statement_range(range_text, fn)
+        elif lines_text is not None:
+            rng = lines_to_range(fn, *parse_line_range(lines_text))
+        elif cut is not None:
+            rng = lines_to_range(fn, cut[0], cut[1] - 1)
+            notes.append(f"using the recipe's cut_call lines {cut[0]}-{cut[1] - 1} ({rng})")
+        else:
+            raise SelectionError("give --range sA-sB or --lines L1-L2")
+        result = liveness_report(load_analysis(module, fn), rng, pseudo=pseudo)
+        result["notes"] = notes
+        return result
+
+    # a repeated query on an unchanged module is answered from the report cache without
+    # loading the model at all
+    query = {"entry": entry or rec_entry, "range": range_text, "lines": lines_text,
+             "cut": list(cut) if cut else None, "pseudo": pseudo}
+    rep = dict(load_report("liveness", Path(path).read_bytes(), query, compute))
+    for n in rep.pop("notes", []):
+        note(n, as_json)
     rep["file"] = str(path)
     if as_json:
         print_json(rep)
         return
+    from rich.table import Table
     c = console()
-    c.print(f"[bold]{fn.name}[/bold] {rep['range']} (lines {rep['lines'][0]}-{rep['lines'][1]}, "
+    c.print(f"[bold]{rep['function']}[/bold] {rep['range']} (lines {rep['lines'][0]}-{rep['lines'][1]}, "
             f"{rep['statements']} statements) of {path}")
     c.print(f"entries: {' '.join(rep['entries']) or 'none'}   exits: "
             + (" ".join(f"{a}->{b}" for a, b in rep["exits"]) or "none"))

@@ -12,7 +12,7 @@ from rich.table import Table
 
 from ..emit import emit
 from ..errors import ParseError
-from ..parse import parse
+from ..parser import parse
 from ..select import SelectionError, select_function
 from .app import console, entry_option, json_option, main, note, print_json
 
