@@ -1,0 +1,166 @@
+"""`check_recipe`: resolve a recipe's target and run the checks its form needs; the
+region and control-flow checks of a cut."""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+from typing import Optional
+
+from ..model import Function, Module
+from ..recipe import Recipe, load_recipe, resolve_module
+from ..select import SelectionError, StatementRange, lines_to_range
+from .calls import _check_applied, _check_splice_text
+from .dataflow import _check_dataflow
+from .debug import _check_point
+from .legacy import _check_body, _check_truncate
+from .report import Report
+from .source import _line_text, _region_text
+from .target import build_target, load_module, recipe_for_stage
+from .text import _strip_comments
+
+
+def check_recipe(recipe, corpus=None, *, stage: Optional[str] = None,
+                 module_path: Optional[Path] = None, module: Optional[Module] = None,
+                 analyse: bool = True) -> Report:
+    """Run every check of `recipe` (a Recipe or a path) against its module."""
+    rec = recipe if isinstance(recipe, Recipe) else load_recipe(recipe)
+    if stage is not None:
+        rec, stage = recipe_for_stage(rec, stage)
+    note = None
+    if module_path is None:
+        module_path, note = resolve_module(rec, corpus)
+    if module is None:
+        module = load_module(module_path)
+    t = build_target(rec, Path(module_path), module, note, stage)
+    rep = Report(recipe=rec, target=t)
+    rep.facts["module"] = str(module_path)
+    if note:
+        rep.add("info", "module", note)
+    if t.fn is not None:
+        rep.facts["function"] = t.fn.name
+    _check_entry(rep)
+    if t.kind in ("region", "truncate", "body"):
+        _check_applied(rep)
+    if t.kind == "region":
+        _check_region(rep)
+    elif t.kind == "point":
+        _check_point(rep)
+    elif t.kind == "truncate":
+        _check_truncate(rep)
+    elif t.kind == "body":
+        _check_body(rep)
+    return rep
+
+
+def _check_entry(rep: Report) -> None:
+    t = rep.target
+    rec = t.recipe
+    if t.kind != "none" and t.fn is None:
+        if t.kind == "body":
+            rep.add("error", "cut-range", f"no function {rec.replace_body!r} with a body in "
+                    f"{t.path.name}" if rec.replace_body is not True
+                    else f"{t.path.name} has no single entry to replace")
+        else:
+            rep.add("error", "cut-range", f"line {t.first_line} lies in no function body of "
+                    f"{t.path.name} (it has {t.module.line_count} lines)", line=t.first_line)
+        return
+    ent = rec.entry
+    if ent and t.fn is not None and t.fn.name != ent and t.kind != "none":
+        rep.add("warning", "entry", f"the recipe is for {ent}, but its lines fall in "
+                f"{t.fn.name}", line=t.first_line)
+
+
+def _check_region(rep: Report) -> None:
+    t = rep.target
+    rec, fn, m = t.recipe, t.fn, t.module
+    if fn is None:
+        return
+    first, last = t.first_line, t.last_line
+    nlines = m.line_count
+    if last > nlines:
+        rep.add("error", "cut-range", f"the cut ends at line {last}, past the end of "
+                f"{t.path.name} ({nlines} lines)", line=last)
+        return
+    body = fn.body
+    if not (body.line < first and last < body.end_line):
+        rep.add("error", "cut-range", f"lines {first}-{last} are not inside {fn.name}'s body "
+                f"(lines {body.line}-{body.end_line})", line=first)
+        return
+    try:
+        rng = lines_to_range(fn, first, last)
+    except SelectionError as exc:
+        rep.add("error", "cut-range", str(exc), line=first)
+        return
+    t.rng = rng
+    fs, ls = fn.statements[rng.first - 1], fn.statements[rng.last - 1]
+    rep.facts.update(lines=[first, last], statements=str(rng), statement_count=len(rng))
+    rep.add("info", "cut-range", f"lines {first}-{last} are statements {rng} of {fn.name} "
+            f"({len(rng)} statements, {fs.sid} at line {fs.line} to {ls.sid} ending at line "
+            f"{ls.end_line})", st=fs)
+    ccut = rec.const("CUT_CALL")
+    if rec.form == "cut_call" and isinstance(ccut, (tuple, list)) and tuple(ccut) != rec.cut_call:
+        rep.add("warning", "cut-range", f"recipe() cuts {rec.cut_call} but CUT_CALL is "
+                f"{tuple(ccut)}")
+    # braces: the cut must not open or close a block it does not also close/open
+    clean = _strip_comments(_region_text(m, first, last))
+    depth, low = 0, 0
+    for mt in re.finditer(r"[{}]", clean):
+        if mt.group(0) == "{":
+            depth += 1
+        else:
+            depth -= 1
+            low = min(low, depth)
+    if depth != 0 or low < 0:
+        rep.add("error", "cut-block", f"lines {first}-{last} cut a {{ }} block in the middle "
+                f"(brace balance {depth:+d}, lowest {low})", line=first)
+    for d in fn.body.decls:
+        if first <= d.line <= last:
+            rep.add("warning", "cut-decl", f"the cut removes the declaration of {d.name}",
+                    line=d.line)
+    if rec.form == "delete" and rec.delete_check:
+        for ln, want in ((first, rec.delete_check[0]), (last, rec.delete_check[1])):
+            if want is not None and want.strip() not in _line_text(m, ln):
+                rep.add("error", "cut-text", f"delete_check expects {want.strip()!r} on line "
+                        f"{ln}, which reads {_line_text(m, ln).strip()!r}", line=ln)
+    _check_control(rep, fn, rng)
+    sp = _check_splice_text(rep, t.text, t.extern, fn, "call text" if rec.form == "cut_call"
+                            else "insert text", rng=rng)
+    if sp is not None and sp.fn is not None:
+        _check_dataflow(rep, fn, rng, sp)
+
+
+def _check_control(rep: Report, fn: Function, rng: StatementRange) -> None:
+    from ..cfg import build_cfg
+    fa = rep.analysis
+    cfg = getattr(fa, "cfg", None) if fa is not None else None
+    if cfg is None:
+        cfg = build_cfg(fn)
+    stmts = fn.statements
+    seen_entry = set()
+    for b in cfg.blocks:
+        src = b.last
+        for s in b.succs:
+            dst = cfg.blocks[s].first
+            inside_src, inside_dst = src in rng, dst in rng
+            if not inside_src and inside_dst and dst != rng.first:
+                st, lab = stmts[src - 1], stmts[dst - 1]
+                key = (src, dst)
+                if key not in seen_entry:
+                    seen_entry.add(key)
+                    rep.add("error", "label-entry", f"{lab.sid} ({lab.label or lab.opcode}, "
+                            f"line {lab.line}) inside the region is targeted from outside it "
+                            f"by {st.sid}: `{st.text.strip()}`", st=st)
+            if inside_src and not inside_dst and dst != rng.last + 1:
+                st, to = stmts[src - 1], stmts[dst - 1]
+                rep.add("error", "branch-exit", f"{st.sid} `{st.text.strip()}` leaves the "
+                        f"region to {to.sid} ({to.label or to.opcode}, line {to.line})", st=st)
+    counts: dict = {}
+    for i in range(rng.first, rng.last + 1):
+        st = stmts[i - 1]
+        if st.base in ("bar", "barrier", "ret", "exit", "trap"):
+            counts.setdefault(st.base, []).append(st)
+    for base, sts in counts.items():
+        rep.add("warning", "control", f"{len(sts)} `{base}` inside the region (first "
+                f"{sts[0].sid}: `{sts[0].text.strip()}`); the native body must reproduce it",
+                st=sts[0])

@@ -1,0 +1,226 @@
+"""Debug stages: checks of a stage's line and registers, and the block it inserts."""
+
+from __future__ import annotations
+
+import re
+from typing import Optional
+
+from ..model import Function
+from ..recipe import Recipe, RecipeError
+from .analysis import _analyze
+from .calls import _check_splice_text
+from .report import Report, Target
+from .source import _TYPE_SIZE, _function_decl, _line_text
+
+
+# ------------------------------------------------------------------ debug points
+
+def _check_point(rep: Report) -> None:
+    t = rep.target
+    fn, m, line = t.fn, t.module, t.first_line
+    rec = t.recipe
+    if t.stage and rec.form != "debug":
+        layer = rec.layer
+        for name in rec.stages():
+            if "." in name and name.split(".", 1)[0] != layer:
+                rep.add("error", "stage-name", f"stage {name!r} is qualified by layer "
+                        f"{name.split('.', 1)[0]!r}, but this recipe is for {layer!r}")
+    if fn is None:
+        return
+    body = fn.body
+    if not (body.line <= line < body.end_line):
+        rep.add("error", "stage-line", f"line {line} is not inside {fn.name}'s body "
+                f"(lines {body.line}-{body.end_line})", line=line)
+        return
+    on_line = [st for st in fn.statements if st.line <= line <= st.end_line]
+    if not on_line:
+        rep.add("error", "stage-line", f"line {line} holds no statement (it reads "
+                f"{_line_text(m, line).strip()!r}); a stage goes after the line that ends a "
+                "statement", line=line)
+        return
+    last = on_line[-1]
+    if last.end_line != line:
+        rep.add("error", "stage-line", f"line {line} is inside {last.sid} (lines "
+                f"{last.line}-{last.end_line}); use its last line {last.end_line}", st=last)
+        return
+    if last.depth > 1 or _inside_nested_block(fn, line):
+        rep.add("warning", "stage-line", f"line {line} lies inside a nested {{ }} block",
+                st=last)
+    rep.facts["stage"] = {"name": t.stage, "line": line, "after": last.sid,
+                          "registers": t.point_regs}
+    regs = t.point_regs
+    bad = [r for r in regs if _function_decl(fn, m, r) is None]
+    for r in bad:
+        rep.add("error", "undeclared", f"stage register {r} is not declared in {fn.name}",
+                registers=[r])
+    good = [r for r in regs if r not in bad]
+    if good:
+        undefined = _not_always_defined(rep, fn, last.index, good)
+        for r, why in undefined.items():
+            rep.add("error", "stage-undefined", f"{r} is not defined on every path to line "
+                    f"{line} ({why})", st=last, registers=[r])
+    blk = debug_block_text(rec, t, fn)
+    sp = _check_splice_text(rep, blk, None, fn, "debug block", need_call=False)
+    del sp
+
+
+def _inside_nested_block(fn: Function, line: int) -> bool:
+    stack = [fn.body]
+    while stack:
+        b = stack.pop()
+        for it in b.items:
+            if hasattr(it, "items") and hasattr(it, "end_line"):
+                if it.line <= line < it.end_line:
+                    return True
+                stack.append(it)
+    return False
+
+
+def _not_always_defined(rep: Report, fn: Function, index: int, regs: list) -> dict:
+    """reg -> reason, for registers that some path from the entry reaches statement
+    `index` (inclusive) without an unguarded definition of."""
+    from ..semantics import def_use
+    fa = _analyze(rep, fn)
+    cfg = fa.cfg
+    blocks = cfg.blocks
+    want = set(regs)
+    kills = [set()] * len(blocks)
+    kills = []
+    for b in blocks:
+        k = set()
+        for i in range(b.first, b.last + 1):
+            k.update(x for x in def_use(fn.statements[i - 1]).kills if x in want)
+        kills.append(k)
+    full = frozenset(want)
+    out = [full] * len(blocks)
+    inn = [full] * len(blocks)
+    changed = True
+    order = cfg.reverse_postorder() if hasattr(cfg, "reverse_postorder") else range(len(blocks))
+    while changed:
+        changed = False
+        for bid in order:
+            b = blocks[bid]
+            if bid == 0:
+                i_set = frozenset()
+            elif not b.preds:
+                i_set = frozenset()
+            else:
+                i_set = full
+                for p in b.preds:
+                    i_set = i_set & out[p]
+            o_set = i_set | kills[bid]
+            if i_set != inn[bid] or o_set != out[bid]:
+                inn[bid], out[bid] = i_set, frozenset(o_set)
+                changed = True
+    b = cfg.block(index)
+    have = set(inn[b.id])
+    for i in range(b.first, index + 1):
+        have.update(x for x in def_use(fn.statements[i - 1]).kills if x in want)
+    res = {}
+    for r in regs:
+        if r in have:
+            continue
+        defs = [st.index for st in fn.statements[:index]
+                if r in def_use(st).defs]
+        res[r] = ("never defined before it" if not defs else
+                  "defined at " + ", ".join(f"s{d}" for d in defs[:4])
+                  + (" only under a guard or" if defs else "") + " not on every path")
+    return res
+
+
+# ------------------------------------------------------------------ debug blocks
+
+DEBUG_PARAM_OFFSET = 8      # the plane arena pointer in param_0, as the seed project stores
+
+
+def debug_block_text(rec: Recipe, t: Target, fn: Function) -> str:
+    """The text a debug stage inserts: the recipe's `debug_block(regs)` (a dict key or a
+    module function), else the built-in block (see :func:`builtin_debug_block`)."""
+    blk = rec.debug_block if rec.form == "debug" else None
+    if blk is None:
+        blk = getattr(rec.module, "debug_block", None)
+    regs = list(t.point_regs)
+    if blk is not None:
+        if isinstance(blk, str):
+            return blk
+        try:
+            text = blk(regs)
+        except Exception as exc:  # noqa: BLE001 - users' code
+            raise RecipeError(rec.path, f"debug_block({regs!r}) raised "
+                              f"{type(exc).__name__}: {exc}", "debug_block") from None
+        if not isinstance(text, str):
+            raise RecipeError(rec.path, f"debug_block() returned {type(text).__name__}, "
+                              "expected the PTX text", "debug_block")
+        return text
+    return builtin_debug_block(rec, fn, regs, t.stage)
+
+
+def builtin_debug_block(rec: Recipe, fn: Function, regs: list, stage: Optional[str]) -> str:
+    """Store `regs` (u32 each) to a window of a parameter buffer.
+
+    The buffer is the u64 pointer at ``param_0 + DEBUG_PARAM_OFFSET`` (recipe constant,
+    default 8: the plane arena); each thread stores its registers at
+    ``base + block*slot + lane*len(regs)*4`` where ``block`` is the linear block index,
+    ``lane`` the thread's linear index in its block, ``base`` = ``DEBUG_BASE`` (default 0)
+    and ``slot`` = ``DEBUG_SLOT`` (default: threads per block from ``.maxntid``, else 1024,
+    times ``len(regs)*4``). Special registers are read with ``mov`` only, so ptxas accepts
+    the block. 16/64-bit registers are converted to u32 and predicates to 0/1.
+    """
+    mod = rec.module
+    off = getattr(mod, "DEBUG_PARAM_OFFSET", DEBUG_PARAM_OFFSET)
+    base = getattr(mod, "DEBUG_BASE", 0)
+    per = 4 * len(regs)
+    threads = 1024
+    for d, v in fn.perf:
+        if d in (".maxntid", ".reqntid"):
+            try:
+                nums = [int(x) for x in re.findall(r"\d+", str(v))]
+                threads = 1
+                for x in nums:
+                    threads *= x
+            except ValueError:
+                pass
+    slot = getattr(mod, "DEBUG_SLOT", threads * per)
+    p0 = fn.params[0].name if fn.params else None
+    if p0 is None:
+        raise RecipeError(rec.path, f"{fn.name} has no parameter to find a debug buffer in",
+                          "debug")
+    m = fn.module
+    lines = ["{", f"// rrsplice debug stage {stage or ''}: {' '.join(regs)}".rstrip(),
+             ".reg .b32 %rrdbg<10>;", ".reg .b64 %rrdbgd<4>;", ".reg .pred %rrdbgp;",
+             f"ld.param.u64 %rrdbgd0, [{p0}+{off}];",
+             "cvta.to.global.u64 %rrdbgd0, %rrdbgd0;",
+             "mov.u32 %rrdbg0, %ctaid.x;", "mov.u32 %rrdbg1, %ctaid.y;",
+             "mov.u32 %rrdbg2, %ctaid.z;", "mov.u32 %rrdbg3, %nctaid.x;",
+             "mov.u32 %rrdbg4, %nctaid.y;",
+             "mad.lo.u32 %rrdbg1, %rrdbg2, %rrdbg4, %rrdbg1;",
+             "mad.lo.u32 %rrdbg0, %rrdbg1, %rrdbg3, %rrdbg0;",
+             "mov.u32 %rrdbg1, %tid.x;", "mov.u32 %rrdbg2, %tid.y;", "mov.u32 %rrdbg3, %tid.z;",
+             "mov.u32 %rrdbg4, %ntid.x;", "mov.u32 %rrdbg5, %ntid.y;",
+             "mad.lo.u32 %rrdbg2, %rrdbg3, %rrdbg5, %rrdbg2;",
+             "mad.lo.u32 %rrdbg1, %rrdbg2, %rrdbg4, %rrdbg1;",
+             f"mul.wide.u32 %rrdbgd1, %rrdbg0, {slot};",
+             f"mul.wide.u32 %rrdbgd2, %rrdbg1, {per};",
+             "add.s64 %rrdbgd0, %rrdbgd0, %rrdbgd1;",
+             "add.s64 %rrdbgd0, %rrdbgd0, %rrdbgd2;"]
+    for i, r in enumerate(regs):
+        d = _function_decl(fn, m, r) if m is not None else None
+        ty = (d.type or ".b32") if d is not None else ".b32"
+        at = f"[%rrdbgd0+{base + 4 * i}]"
+        size = _TYPE_SIZE.get(ty.lstrip("."), 4)
+        if ty == ".pred":
+            lines.append(f"selp.u32 %rrdbg6, 1, 0, {r};")
+            lines.append(f"st.global.u32 {at}, %rrdbg6;")
+        elif size == 4:
+            lines.append(f"st.global.b32 {at}, {r};")
+        elif size == 2:
+            lines.append(f"cvt.u32.u16 %rrdbg6, {r};")
+            lines.append(f"st.global.u32 {at}, %rrdbg6;")
+        elif size == 8:
+            lines.append(f"cvt.u32.u64 %rrdbg6, {r};")
+            lines.append(f"st.global.u32 {at}, %rrdbg6;")
+        else:
+            lines.append(f"mov.b32 %rrdbg6, {r};")
+            lines.append(f"st.global.u32 {at}, %rrdbg6;")
+    lines.append("}")
+    return "\n".join(lines)

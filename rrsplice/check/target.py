@@ -1,0 +1,112 @@
+"""Where a recipe acts: the parsed module, the function its lines fall in, and the
+debug stage it names."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Optional
+
+from ..model import Function, Module
+from ..recipe import Recipe, RecipeError, load_recipe
+from .report import Target
+
+
+def load_module(path: Path) -> Module:
+    """The parsed module (through the model cache when it is available)."""
+    try:
+        from ..cache import load_module as cached
+    except ImportError:
+        cached = None
+    if cached is not None:
+        return cached(path)
+    from ..parser import parse
+    return parse(path)
+
+
+def _function_at(module: Module, line: int) -> Optional[Function]:
+    for f in module.functions:
+        if f.has_body and f.line <= line <= f.end_line:
+            return f
+    return None
+
+
+def _entry_function(module: Module, rec: Recipe) -> Optional[Function]:
+    names = [n for n, _ in rec.entry_candidates()]
+    for n in names:
+        for f in module.functions:
+            if f.name == n and f.has_body:
+                return f
+    bodies = [f for f in module.functions if f.has_body and f.is_entry]
+    return bodies[0] if len(bodies) == 1 else None
+
+
+def qualify_stage(rec: Recipe, name: str) -> str:
+    """`p1_out` -> `dec2.p1_out` for a dec2 recipe; qualified names are kept."""
+    return name if "." in name else f"{rec.layer}.{name}"
+
+
+def find_stage(rec: Recipe, name: str) -> tuple[str, tuple]:
+    """The recipe's stage `name` (qualified or not) -> (qualified name, (line, regs))."""
+    layer = rec.layer
+    want = qualify_stage(rec, name)
+    if want.split(".", 1)[0] != layer:
+        raise RecipeError(rec.path, f"stage {name!r} belongs to layer "
+                          f"{want.split('.', 1)[0]!r}, not to this recipe's layer {layer!r}",
+                          "stages")
+    table = rec.stages()
+    for k, v in table.items():
+        if qualify_stage(rec, k) == want:
+            return want, v
+    known = ", ".join(qualify_stage(rec, k) for k in table) or "none"
+    raise RecipeError(rec.path, f"no debug stage {want!r} (stages: {known})", "stages")
+
+
+def recipe_for_stage(rec: Recipe, stage: str) -> tuple[Recipe, Optional[str]]:
+    """The recipe and stage name to build debug stage `stage` with: the recipe's own
+    `stages()` entry when it has one; else the recipe re-run with `$D4R_RRSWIN_DEBUG` set
+    to the stage, for recipes that read the variable and return the `debug` form."""
+    table = rec.stages()
+    want = qualify_stage(rec, stage)
+    if any(qualify_stage(rec, k) == want for k in table) or table:
+        return rec, stage
+    again = load_recipe(rec.path, debug=stage)
+    if again.form == "debug":
+        return again, None
+    return rec, stage
+
+
+def build_target(rec: Recipe, path: Path, module: Module, note: Optional[str] = None,
+                 stage: Optional[str] = None) -> Target:
+    """Where the recipe (or the debug stage `stage`) acts on `module`."""
+    t = Target(recipe=rec, path=path, module=module, note=note, extern=rec.extern)
+    if stage is not None:
+        qname, (line, regs) = find_stage(rec, stage)
+        t.kind, t.stage, t.first_line, t.point_regs = "point", qname, line, list(regs)
+        t.fn = _function_at(module, line)
+        t.extern = None
+        return t
+    form = rec.form
+    if form == "cut_call" or form == "delete":
+        a, b = rec.cut_call if form == "cut_call" else rec.delete
+        t.kind, t.first_line, t.last_line = "region", a, b - 1
+        t.text = rec.call if form == "cut_call" else rec.insert
+        t.fn = _function_at(module, a)
+    elif form == "debug":
+        line, regs = rec.debug
+        t.kind, t.first_line, t.point_regs = "point", line, list(regs)
+        t.stage = rec.debug_env or "debug"
+        t.fn = _function_at(module, line)
+    elif form == "cut_after":
+        t.kind, t.first_line, t.text = "truncate", rec.cut_after, rec.tail
+        t.fn = _function_at(module, rec.cut_after)
+    elif form == "replace_body":
+        t.kind, t.text = "body", rec.stub
+        if rec.replace_body is True:
+            ents = [f for f in module.functions if f.has_body and f.is_entry]
+            t.fn = ents[0] if len(ents) == 1 else None
+        else:
+            t.fn = next((f for f in module.functions
+                         if f.name == rec.replace_body and f.has_body), None)
+    else:
+        t.fn = _entry_function(module, rec)
+    return t

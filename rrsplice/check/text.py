@@ -1,0 +1,110 @@
+"""Splice text (call, insert, tail, stub, debug block) parsed in a wrapper module, so
+the checks can read its statements, registers and extern declarations."""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+from typing import Optional
+
+from ..errors import ParseError
+from ..model import Function, Module
+from ..parser import parse_bytes
+
+
+PROBE = "__rrsplice_probe"
+_HEADER = ".version 8.7\n.target sm_89\n.address_size 64\n"
+
+
+def _strip_comments(text: str) -> str:
+    text = re.sub(r"/\*.*?\*/", lambda m: re.sub(r"[^\n]", " ", m.group(0)), text, flags=re.S)
+    return re.sub(r"//[^\n]*", "", text)
+
+
+@dataclass
+class SpliceText:
+    """Splice text (a call, a debug block, ...) parsed inside a minimal module:
+    ``.version``, the ``extern`` text, then one entry whose body is the text."""
+    text: str
+    extern: Optional[str]
+    module: Optional[Module] = None
+    fn: Optional[Function] = None
+    externs: dict = field(default_factory=dict)     # name -> Function (declaration)
+    error: Optional[str] = None
+    error_line: Optional[int] = None
+
+    @property
+    def statements(self) -> list:
+        return self.fn.statements if self.fn is not None else []
+
+    @property
+    def calls(self) -> list:
+        return [st for st in self.statements if st.base == "call"]
+
+    def local_decl(self, name: str):
+        if self.fn is None:
+            return None
+        for d in self.fn.decls():
+            if d.declares(name):
+                return d
+        return None
+
+
+def parse_splice_text(text: str, extern: Optional[str] = None, *, what: str = "call text",
+                      closes: int = 0) -> SpliceText:
+    """Parse `text` (and `extern`) with rrsplice.parse in a wrapper module. `closes` is how
+    many enclosing braces the text itself closes (a legacy tail that ends the function)."""
+    st = SpliceText(text=text, extern=extern)
+    ext = (extern or "")
+    if ext and not ext.endswith("\n"):
+        ext += "\n"
+    head = _HEADER + ext
+    if ext:
+        try:
+            em = parse_bytes((head).encode("utf-8"), "<extern>")
+        except ParseError as exc:
+            st.error = f"extern text does not parse: line {exc.line - 3}: {exc.message}"
+            st.error_line = exc.line - 3
+            return st
+        for f in em.functions:
+            st.externs[f.name] = f
+    opener = f".visible .entry {PROBE}(\n\t.param .u64 {PROBE}_param_0\n)\n{{\n"
+    body_first = head.count("\n") + opener.count("\n") + 1
+    closing = "\n" + "}\n" * max(0, 1 - closes)
+    src = head + opener + text + closing
+    try:
+        m = parse_bytes(src.encode("utf-8"), f"<{what}>")
+    except ParseError as exc:
+        ln = exc.line - body_first + 1
+        st.error = f"{what} does not parse: line {ln}: {exc.message}"
+        if exc.expected:
+            st.error += " (expected " + ", ".join(exc.expected[:6]) + ")"
+        st.error_line = ln
+        return st
+    st.module = m
+    for f in m.functions:
+        if f.name == PROBE:
+            st.fn = f
+    st.body_first = body_first
+    return st
+
+
+def empty_arg_lists(text: str) -> list[int]:
+    """1-based lines of `text` holding an empty `()` (ZLUDA rejects it)."""
+    clean = _strip_comments(text)
+    out = []
+    for m in re.finditer(r"\(\s*\)", clean):
+        out.append(clean.count("\n", 0, m.start()) + 1)
+    return out
+
+
+def special_operand_uses(statements) -> list:
+    """(statement, special register) for special registers read by anything but `mov`."""
+    out = []
+    for st in statements:
+        if st.is_label or st.base == "mov":
+            continue
+        for r in st.registers():
+            if r.special:
+                out.append((st, r.name))
+    return out
