@@ -24,6 +24,7 @@ _EXPORTS = {
 }
 
 __all__ = sorted(_EXPORTS) + ["__version__"]
+_EAGER = (Edit, emit)  # bound above on purpose (see the comment on the import)
 
 
 def __getattr__(name):
