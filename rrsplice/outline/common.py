@@ -1,0 +1,106 @@
+"""Pieces every stage of the outliner shares: its error, PTX type widths, declaration
+text, fresh register names and operand walks."""
+
+from __future__ import annotations
+
+from typing import Callable, Optional
+
+from ..errors import RRSpliceError
+from ..model import Address, Block, Function, ParenList, Statement, Symbol, Vector
+
+
+class OutlineError(RRSpliceError):
+    """The region cannot be outlined into a body matching the call text."""
+
+
+_WIDTH = {"b8": 8, "u8": 8, "s8": 8, "b16": 16, "u16": 16, "s16": 16, "f16": 16, "bf16": 16,
+          "b32": 32, "u32": 32, "s32": 32, "f32": 32, "f16x2": 32, "bf16x2": 32,
+          "b64": 64, "u64": 64, "s64": 64, "f64": 64, "pred": 1}
+
+_SPECIAL64 = {"%clock64", "%globaltimer", "%gridid"}
+
+
+def _type_width(st: Statement) -> Optional[int]:
+    for m in reversed(st.modifiers):
+        if m in _WIDTH:
+            return _WIDTH[m]
+    return None
+
+
+def _reg_types(fn: Function) -> Callable[[str], Optional[str]]:
+    """register name -> its declared `.bN`-style type (any scope of `fn`)."""
+    ranges = []
+    single = {}
+    for d in fn.decls():
+        if d.space != ".reg":
+            continue
+        if d.count is None:
+            single.setdefault(d.name, d.type)
+        else:
+            ranges.append(d)
+
+    def lookup(name: str) -> Optional[str]:
+        if name in single:
+            return single[name]
+        for d in ranges:
+            if d.declares(name):
+                return d.type
+        return None
+    return lookup
+
+
+def _decl_text(d) -> str:
+    name = d.name + (f"<{d.count}>" if d.count is not None else "")
+    dims = "".join(f"[{x}]" if x is not None else "[]" for x in d.dims)
+    return "\t" + " ".join(d.attrs) + " " + name + dims + ";"
+
+
+def _iter_blocks(blk: Block):
+    for item in blk.items:
+        if isinstance(item, Block):
+            yield item
+            yield from _iter_blocks(item)
+
+
+class _Names:
+    """Fresh private register names that collide with nothing in the kernel or call text."""
+
+    def __init__(self, taken_prefixes: set):
+        base = "%rrso"
+        while any(p.startswith(base) for p in taken_prefixes):
+            base += "x"
+        self.base = base
+        self.counts: dict = {}
+
+    def new(self, width: int) -> str:
+        key = {1: "p", 16: "h", 32: "r", 64: "d"}[width]
+        n = self.counts.get(key, 0)
+        self.counts[key] = n + 1
+        return f"{self.base}{key}{n}"
+
+    def decls(self) -> list:
+        types = {"p": ".pred", "h": ".b16", "r": ".b32", "d": ".b64"}
+        return [f"\t.reg {types[k]} {self.base}{k}<{n}>;" for k, n in sorted(self.counts.items())]
+
+
+def _one_line(text: str) -> str:
+    return " ".join(text.split())
+
+
+def _symbols(st: Statement) -> set:
+    out = set()
+
+    def visit(op):
+        if isinstance(op, Symbol):
+            out.add(op.name)
+        elif isinstance(op, Address):
+            if isinstance(op.base, Symbol):
+                out.add(op.base.name)
+            for x in op.extra:
+                visit(x)
+        elif isinstance(op, (Vector, ParenList)):
+            for x in op.items:
+                visit(x)
+    for op in st.operands:
+        visit(op)
+    return out

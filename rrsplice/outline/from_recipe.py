@@ -1,0 +1,39 @@
+"""Outlining straight from a `cut_call` recipe: load it, find its module and function,
+and build the body."""
+
+from __future__ import annotations
+
+from ..model import Function, Module
+from ..parser import parse
+from .body import build_outline
+from .common import OutlineError
+
+
+def outline_recipe(recipe_path, corpus=None, analysis=None):
+    """Load a `cut_call` recipe, find its module and build its body.
+    Returns (Outline, module path, resolve note)."""
+    from ..recipe import load_recipe, resolve_module
+    from ..select import lines_to_range, select_function
+    rec = load_recipe(recipe_path)
+    if rec.cut_call is None or rec.call is None or rec.extern is None:
+        raise OutlineError(f"{rec.path}: outline needs a cut_call recipe (cut_call, call, "
+                           f"extern); this one is a {rec.form!r} recipe")
+    path, note = resolve_module(rec, corpus)
+    module = parse(path)
+    fn = _recipe_function(module, rec, select_function)
+    first, end = rec.cut_call
+    rng = lines_to_range(fn, first, end - 1)
+    out = build_outline(module, fn, rng, rec.call, rec.extern, lines=(first, end),
+                        analysis=analysis)
+    if note:
+        out.notes.insert(0, note)
+    return out, path, rec
+
+
+def _recipe_function(module: Module, rec, select_function) -> Function:
+    first = rec.cut_call[0]
+    for f in module.functions:
+        if f.has_body and f.line <= first <= f.end_line:
+            return f
+    fn, _ = select_function(module, rec.entry)
+    return fn
