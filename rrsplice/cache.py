@@ -197,39 +197,45 @@ _REPORT_SOURCES = ("semantics.py", "cfg.py", "dataflow.py", "provenance.py", "mm
                    "select.py", "cli/cmd_liveness.py")
 
 
-def load_report(kind: str, data: bytes, query: dict, compute) -> dict:
-    """A command's JSON-able result for (module bytes, query), from the cache when this
-    rrsplice computed it before, else `compute()` (then stored). The key covers the
-    module's content, the query and the sources of every analysis that feeds the report,
-    so an edited file or tool never serves a stale answer; a broken entry is a miss."""
+def remember_json(area: str, key: str, sources: tuple, compute):
+    """`compute()` (JSON data) remembered under `<cache>/<area>/`, keyed by `key` and the
+    hash of the rrsplice `sources` that compute it, so an edited input or tool never serves
+    a stale answer; a broken or unreadable entry is a miss, and a cache that cannot be
+    written is skipped."""
     if not enabled():
         return compute()
     import json
-    d = hashlib.sha256(module_key(data).encode())
-    d.update(f"|{kind}|{json.dumps(query, sort_keys=True)}|".encode())
-    d.update(_sources_hash(_REPORT_SOURCES).encode())
-    entry = cache_dir() / "reports" / f"{d.hexdigest()}.json"
-    if entry.is_file():
-        try:
-            obj = json.loads(entry.read_text(encoding="utf-8"))
-            if isinstance(obj, dict) and obj.get("kind") == kind and obj.get("query") == query:
-                return obj["result"]
-        except (OSError, ValueError, KeyError):
-            pass
+    digest = hashlib.sha256(f"{key}|{_sources_hash(sources)}".encode()).hexdigest()
+    entry = cache_dir() / area / f"{digest}.json"
+    try:
+        return json.loads(entry.read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        pass
     result = compute()
     try:
-        write_atomic(entry, json.dumps({"kind": kind, "query": query, "result": result},
-                                       sort_keys=True).encode("utf-8"), fsync=False)
+        write_atomic(entry, json.dumps(result, sort_keys=True).encode("utf-8"), fsync=False)
     except (OSError, TypeError, ValueError):
         pass
     return result
+
+
+def load_report(kind: str, data: bytes, query: dict, compute) -> dict:
+    """A command's result for (module bytes, query): see `remember_json`."""
+    import json
+    key = f"{module_key(data)}|{kind}|{json.dumps(query, sort_keys=True)}"
+    return remember_json("reports", key, _REPORT_SOURCES, compute)
+
+
+def remember_module_fact(module: "Module", what: str, sources: tuple, compute):
+    """A JSON fact about a parsed module (e.g. its phase list), remembered like a report."""
+    return remember_json("facts", f"{_key_of(module)}|{what}", sources, compute)
 
 
 def clear() -> int:
     """Delete every cache entry; returns how many files were removed."""
     n = 0
     root = cache_dir()
-    for sub in ("modules", "analysis", "reports"):
+    for sub in ("modules", "analysis", "reports", "facts"):
         d = root / sub
         if d.is_dir():
             for p in d.iterdir():

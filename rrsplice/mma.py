@@ -31,46 +31,9 @@ from dataclasses import dataclass, field
 from typing import Optional
 
 from .model import Address, Function, Reg, Statement, Vector
-
-# ---------------------------------------------------------------- def/use
+from .semantics import def_use
 
 _CONTROL = frozenset({"bra", "brx", "ret", "exit", "trap"})
-_ONLY_USES = frozenset({"st", "red", "bar", "barrier", "bra", "brx", "ret", "exit", "trap",
-                        "sust", "sured", "membar", "fence", "prefetch", "prefetchu",
-                        "cp", "mbarrier", "wgmma", "stmatrix", "pmevent", "griddepcontrol",
-                        "nanosleep", "discard", "applypriority", "elect"})
-
-
-def _fallback_def_use(st: Statement) -> tuple[tuple[str, ...], tuple[str, ...]]:
-    """(defs, uses) by the simplest reading of an instruction, used only when
-    rrsplice.semantics is not available: the first operand is the destination unless the
-    opcode only reads; everything else (and a guard, and a guarded destination) is used."""
-    defs: list[str] = []
-    uses: list[str] = []
-    if st.guard is not None:
-        uses.append(st.guard.reg.name)
-    ops = st.operands
-    start = 0
-    if ops and st.base not in _ONLY_USES and st.base != "call":
-        first = ops[0]
-        if first.kind in ("reg", "vec", "predpair"):
-            names = [r.name for r in first.registers() if not r.special]
-            defs.extend(names)
-            if st.guard is not None:
-                uses.extend(names)
-            start = 1
-    for op in ops[start:]:
-        uses.extend(r.name for r in op.registers() if not r.special)
-    return tuple(defs), tuple(uses)
-
-
-def _def_use_function():
-    try:
-        from .semantics import def_use  # type: ignore
-    except ImportError:  # the dataflow core is optional for this module
-        return None
-    return def_use
-
 
 # ---------------------------------------------------------------- mma
 
@@ -218,7 +181,6 @@ class _LazyDefUse:
         self.stmts = fn.statements
         pre = getattr(fa, "du", None) if fa is not None else None
         self.pre = pre
-        self.fn = _def_use_function() if pre is None else None
         self.cache: dict = {}
 
     def __call__(self, i: int) -> tuple:
@@ -227,12 +189,8 @@ class _LazyDefUse:
             return d.defs, d.uses
         got = self.cache.get(i)
         if got is None:
-            st = self.stmts[i - 1]
-            if self.fn is not None:
-                d = self.fn(st)
-                got = (tuple(d.defs), tuple(d.uses))
-            else:
-                got = _fallback_def_use(st)
+            d = def_use(self.stmts[i - 1])
+            got = (d.defs, d.uses)
             self.cache[i] = got
         return got
 

@@ -43,6 +43,7 @@ from dataclasses import dataclass, field
 from typing import Optional, Union
 
 from .model import Address, Function, Imm, Reg, Statement, Symbol, Vector, is_special_register
+from .semantics import register_sort_key
 
 # ---------------------------------------------------------------- values
 
@@ -784,19 +785,6 @@ def _read_only_load(st: Statement) -> bool:
     return sp in ("const", "param") or (sp == "global" and "nc" in mods)
 
 
-def _sort_key():
-    try:
-        from .semantics import register_sort_key  # type: ignore
-        return register_sort_key
-    except ImportError:
-        import re
-
-        def key(name: str):
-            m = re.match(r"^(.*?)(\d+)$", name)
-            return (m.group(1), int(m.group(2))) if m else (name, -1)
-        return key
-
-
 def _is_predicate(eng: "_Engine", reg: str) -> bool:
     return any(d.declares(reg) for d in eng.pred_decls)
 
@@ -868,8 +856,7 @@ def classify_live_in(fa, rng, passed=None) -> list[LiveIn]:
             out.append(LiveIn(r, "other", "not passed", d))
         else:
             out.append(LiveIn(r, "passed", _value_note(eng, v), d))
-    key = _sort_key()
-    out.sort(key=lambda x: key(x.reg))
+    out.sort(key=lambda x: register_sort_key(x.reg))
     return out
 
 

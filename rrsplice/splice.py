@@ -19,8 +19,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Optional
 
-from .check import (CheckFailed, Report, Target, check_recipe, debug_block_text,
-                    load_module)
+from .cache import load_module
+from .check import CheckFailed, Report, Target, check_recipe, debug_block_text
 from .emit import Edit, emit, line_byte_offsets, newline_of
 from .errors import ParseError, RRSpliceError
 from .parser import parse_bytes

@@ -70,7 +70,7 @@ def add_stage(recipe, *, at: Optional[str] = None, line: Optional[int] = None,
               regs=None, phase: Optional[int] = None, name: Optional[str] = None,
               corpus=None) -> dict:
     """Add (or replace nothing: a clash is an error) one stage; returns what was added."""
-    from .check import (Report, Target, _check_point, _entry_function, load_module,
+    from .check import (Report, Target, _check_point, _entry_function,
                         qualify_stage)
     path = Path(recipe)
     rec = load_recipe(path)
@@ -79,6 +79,7 @@ def add_stage(recipe, *, at: Optional[str] = None, line: Optional[int] = None,
     if phase is None and not regs:
         raise StageError("--regs is required with --at/--line (--phase picks its own)")
     mpath, _note = resolve_module(rec, corpus)
+    from .cache import load_module
     m = load_module(mpath)
     fn = _entry_function(m, rec)
     if fn is None:

@@ -160,7 +160,8 @@ def _assemble(name: str, path: Path, arch: str, out: Path, optimize: bool,
 
 def prepare(recipe, corpus=None, *, check: bool = True):
     """(patched bytes, Outline, report) for a cut_call recipe."""
-    from .check import CheckFailed, check_recipe, load_module
+    from .cache import load_module
+    from .check import CheckFailed, check_recipe
     from .recipe import Recipe, load_recipe, resolve_module
     from .splice import build_edits
     from .emit import emit

@@ -317,17 +317,16 @@ def test_cli_liveness_default_module_and_recipe_agree(cache_env):
     classes = {}
     for x in a["live_in"]:
         classes.setdefault(x["class"], []).append(x["register"])
-    if a["provenance"]:
-        consts = recipe_constants()
-        named = set(consts["A_REGS"]) | set(consts["C_REGS"]) | {"%rd32", "%rd7"}
-        # the 24 weight-fragment loads (96 registers) are derivable from the weight image
-        # pointer; the bias seeds are weight-image loads too, so they may be either
-        derivable = set(classes.get("derivable", []))
-        passed = set(classes.get("passed", []))
-        assert len(derivable - named) == 96
-        assert set(consts["A_REGS"]) | {"%rd32", "%rd7"} <= passed <= named
-        assert set(consts["C_REGS"]) <= passed | derivable
-        assert set(classes) <= {"passed", "derivable"}
+    consts = recipe_constants()
+    named = set(consts["A_REGS"]) | set(consts["C_REGS"]) | {"%rd32", "%rd7"}
+    # the 24 weight-fragment loads (96 registers) are derivable from the weight image
+    # pointer; the bias seeds are weight-image loads too, so they may be either
+    derivable = set(classes.get("derivable", []))
+    passed = set(classes.get("passed", []))
+    assert len(derivable - named) == 96
+    assert set(consts["A_REGS"]) | {"%rd32", "%rd7"} <= passed <= named
+    assert set(consts["C_REGS"]) <= passed | derivable
+    assert set(classes) <= {"passed", "derivable"}
     r3 = run_cli("liveness", str(RECIPE), env=cache_env)              # tables
     assert r3.returncode == 0 and "live-out: 4 registers" in r3.stdout
 

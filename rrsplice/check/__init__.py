@@ -63,7 +63,7 @@ from .race import def_use_defs
 from .report import SEVERITIES, CheckFailed, Finding, Report, Target
 from .scratch import _symbol_accesses, block_threads, scratch_symbol
 from .source import _TYPE_SIZE, _function_decl, _line_text
-from .target import (_entry_function, _function_at, build_target, find_stage, load_module,
+from .target import (_entry_function, _function_at, build_target, find_stage,
                      qualify_stage, recipe_for_stage)
 from .text import PROBE, SpliceText, empty_arg_lists, parse_splice_text, special_operand_uses
 
@@ -72,7 +72,7 @@ __all__ = [
     "CheckFailed", "DEBUG_PARAM_OFFSET", "Finding", "PROBE", "Report", "SEVERITIES",
     "SpliceText", "Target", "block_threads", "build_target", "builtin_debug_block",
     "check_recipe", "debug_block_text", "def_use_defs", "empty_arg_lists", "find_stage",
-    "load_module", "parse_splice_text", "qualify_stage", "recipe_for_stage", "scratch_symbol",
+    "parse_splice_text", "qualify_stage", "recipe_for_stage", "scratch_symbol",
     "special_operand_uses",
     "_TYPE_SIZE", "_callee", "_check_applied", "_check_point", "_check_splice_text",
     "_entry_function", "_function_at", "_function_decl", "_line_text", "_symbol_accesses",

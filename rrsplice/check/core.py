@@ -16,7 +16,8 @@ from .debug import _check_point
 from .legacy import _check_body, _check_truncate
 from .report import Report
 from .source import _line_text, _region_text
-from .target import build_target, load_module, recipe_for_stage
+from ..cache import load_module
+from .target import build_target, recipe_for_stage
 from .text import _strip_comments
 
 

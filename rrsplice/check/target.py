@@ -11,18 +11,6 @@ from ..recipe import Recipe, RecipeError, load_recipe
 from .report import Target
 
 
-def load_module(path: Path) -> Module:
-    """The parsed module (through the model cache when it is available)."""
-    try:
-        from ..cache import load_module as cached
-    except ImportError:
-        cached = None
-    if cached is not None:
-        return cached(path)
-    from ..parser import parse
-    return parse(path)
-
-
 def _function_at(module: Module, line: int) -> Optional[Function]:
     for f in module.functions:
         if f.has_body and f.line <= line <= f.end_line:

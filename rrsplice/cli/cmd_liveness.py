@@ -2,15 +2,13 @@
 
 from __future__ import annotations
 
-import importlib.util
-import os
 from pathlib import Path
 from typing import Optional
 
 import click
 
 from ..cache import load_analysis, load_module, load_report
-from ..config import default_module, load_config
+from ..config import default_module
 from ..errors import RRSpliceError
 from ..select import (SelectionError, lines_to_range, parse_line_range,
                       parse_statement_range, select_function)
@@ -21,32 +19,6 @@ class TargetError(RRSpliceError):
     """The TARGET is neither a readable .ptx file nor a usable recipe module."""
 
 
-def _recipe_fallback(path: Path) -> tuple[Path, Optional[str], Optional[tuple]]:
-    """Import a recipe by path, call recipe(), resolve `file` next to the recipe, then in
-    `[tool.rrsplice] corpus` (used when rrsplice.recipe is not available)."""
-    spec = importlib.util.spec_from_file_location(f"_rrsplice_liveness_{abs(hash(path))}", path)
-    if spec is None or spec.loader is None:
-        raise TargetError(f"{path}: cannot be imported as a Python module")
-    mod = importlib.util.module_from_spec(spec)
-    try:
-        spec.loader.exec_module(mod)
-        raw = mod.recipe()
-    except Exception as exc:  # noqa: BLE001 - users' code
-        raise TargetError(f"{path}: recipe() failed: {type(exc).__name__}: {exc}") from None
-    if not isinstance(raw, dict) or not isinstance(raw.get("file"), str):
-        raise TargetError(f"{path}: recipe() must return a dict with a 'file' key")
-    name = Path(os.path.expanduser(raw["file"]))
-    cands = [name] if name.is_absolute() else [path.parent / name]
-    corpus = load_config(path.parent).corpus
-    if corpus is not None and not name.is_absolute():
-        cands.append(corpus / name)
-    for c in cands:
-        if c.is_file():
-            return c, None, raw.get("cut_call")
-    raise TargetError(f"{path}: module {raw['file']!r} not found (looked in "
-                      + ", ".join(str(c.parent) for c in cands) + ")")
-
-
 def resolve_target(target: Optional[str]) -> tuple[Path, Optional[str], Optional[str],
                                                    Optional[tuple]]:
     """TARGET -> (module path, note, entry suggested by a recipe, recipe's cut_call)."""
@@ -55,34 +27,17 @@ def resolve_target(target: Optional[str]) -> tuple[Path, Optional[str], Optional
     p = Path(target)
     if p.suffix != ".py":
         return p, None, None, None
-    try:
-        from .. import recipe as recipe_mod
-    except ImportError:
-        recipe_mod = None
-    if recipe_mod is not None and hasattr(recipe_mod, "resolve_module"):
-        rec = recipe_mod.load_recipe(p)
-        path, why = recipe_mod.resolve_module(rec)
-        return Path(path), why, getattr(rec, "entry", None), getattr(rec, "cut_call", None)
-    path, why, cut = _recipe_fallback(p)
-    return path, why, None, cut
+    from ..recipe import load_recipe, resolve_module
+    rec = load_recipe(p)
+    path, why = resolve_module(rec)
+    return Path(path), why, rec.entry, rec.cut_call
 
 
-def _classify(fa, rng):
-    """(rows, provenance available?) for the live-in registers of rng."""
-    try:
-        from ..provenance import classify_live_in
-    except ImportError:
-        classify_live_in = None
-    if classify_live_in is not None:
-        rows = []
-        for c in classify_live_in(fa, rng):
-            defs = getattr(c, "reaching_defs", None)
-            if defs is None:
-                defs = fa.reaching_defs(rng.first, c.reg)
-            rows.append((c.reg, c.klass, c.detail, list(defs)))
-        return rows, True
-    return [(r, "passed", "provenance unavailable", fa.reaching_defs(rng.first, r))
-            for r in fa.range_live_in(rng)], False
+def _classify(fa, rng) -> list:
+    """(register, class, detail, reaching definitions) for the live-in registers of rng."""
+    from ..provenance import classify_live_in
+    return [(c.reg, c.klass, c.detail, list(c.reaching_defs))
+            for c in classify_live_in(fa, rng)]
 
 
 def liveness_report(fa, rng, *, pseudo: bool = False) -> dict:
@@ -94,7 +49,7 @@ def liveness_report(fa, rng, *, pseudo: bool = False) -> dict:
         st = fn.statements[i - 1]
         return {"sid": f"s{i}", "line": st.line, "text": " ".join(st.text.split())[:120]}
 
-    rows, have_prov = _classify(fa, rng)
+    rows = _classify(fa, rng)
     if pseudo:
         rows += [(r, "other", "pseudo-register (a call block's .param slot or the carry "
                               "flag): cut the range elsewhere", fa.reaching_defs(rng.first, r))
@@ -108,7 +63,6 @@ def liveness_report(fa, rng, *, pseudo: bool = False) -> dict:
         "statements": len(rng),
         "entries": [f"s{i}" for i in fa.range_entries(rng)],
         "exits": [[f"s{a}", f"s{b}"] for a, b in fa.range_exits(rng)],
-        "provenance": have_prov,
         "live_in": [{"register": r, "class": k, "detail": d,
                      "reaching_defs": [where(i) for i in defs]} for r, k, d, defs in rows],
         "live_out": [{"register": r,

@@ -15,7 +15,7 @@ from .callsite import _kernel_side, parse_call
 from .common import (_WIDTH, OutlineError, _decl_text, _iter_blocks, _Names, _one_line,
                      _reg_types, _symbols, _type_width)
 from .delivery import _readback_code
-from .recompute import _load_analysis, _Reaching, _recompute, _rewrite_param_read
+from .recompute import _Reaching, _recompute, _rewrite_param_read
 from .region import region_needs, region_span
 
 
@@ -143,8 +143,7 @@ def build_outline(module: Module, fn: Function, rng: StatementRange, call_text: 
         if not syms:
             continue
         if st.base == "ld" and "param" in st.modifiers and syms & kernel_params:
-            reach = reach or _Reaching(fn, analysis if analysis is not None
-                                       else _load_analysis(fn))
+            reach = reach or _Reaching(fn, analysis)
             edits.append((st.start, st.end, _rewrite_param_read(st, fn, rng, site, reach,
                                                                 snapshot, width_of)))
             rewritten_params.append(st.index)
@@ -195,8 +194,7 @@ def build_outline(module: Module, fn: Function, rng: StatementRange, call_text: 
     recomputed: list = []
     recompute_idx: set = set()
     if missing:
-        reach = reach or _Reaching(fn, analysis if analysis is not None
-                                   else _load_analysis(fn))
+        reach = reach or _Reaching(fn, analysis)
         for reg in missing:
             if reg in scoped_names and not kernel_types(reg):
                 continue      # a block-scoped name: its block comes with the region

@@ -4,8 +4,8 @@ passed registers. Both rest on reaching definitions."""
 
 from __future__ import annotations
 
-from typing import Optional
 
+from ..dataflow import analyze
 from ..model import Function, Statement
 from ..select import StatementRange
 from ..semantics import def_use, is_pseudo
@@ -14,52 +14,14 @@ from .common import OutlineError, _one_line, _symbols
 
 
 class _Reaching:
-    """Reaching definitions at a statement: the dataflow analysis when it is available,
-    else each register's definitions before that point (exact for the straight-line,
-    mostly single-assignment prologues compilers emit)."""
+    """Reaching definitions at a statement, from the function's dataflow analysis."""
 
     def __init__(self, fn: Function, analysis=None):
         self.fn = fn
-        self.fa = analysis
-        self._defs: Optional[dict] = None
-
-    def _all_defs(self) -> dict:
-        if self._defs is None:
-            table: dict = {}
-            for st in self.fn.statements:
-                if st.is_label:
-                    continue
-                for d in def_use(st).defs:
-                    table.setdefault(d, []).append(st.index)
-            self._defs = table
-        return self._defs
+        self.fa = analysis if analysis is not None else analyze(fn)
 
     def at(self, index: int, reg: str) -> tuple:
-        if self.fa is not None:
-            try:
-                got = self.fa.reaching_defs(index, reg)
-                return tuple(sorted(getattr(d, "index", d) for d in got))
-            except Exception:  # noqa: BLE001 - fall back to the simple rule
-                pass
-        before = [i for i in self._all_defs().get(reg, []) if i < index]
-        if not before:
-            return ()
-        last = before[-1]
-        if self.fn.statement(last).guard is None:
-            tail = [i for i in before if i >= last]
-            return tuple(tail)
-        return tuple(before)
-
-
-def _load_analysis(fn: Function):
-    try:
-        from .. import dataflow  # noqa: WPS433 - optional until it lands
-    except ImportError:
-        return None
-    try:
-        return dataflow.analyze(fn)
-    except Exception:  # noqa: BLE001
-        return None
+        return tuple(sorted(self.fa.reaching_defs(index, reg)))
 
 
 _PURE = frozenset({
