@@ -454,20 +454,26 @@ def _missing_semicolon(text: str):
     continuation lines starts a new item (instruction, label, directive, block), the
     offset just past the content of the line before it, where the ';' is missing."""
     code = _blank_comments(text)
-    last = len(code[:code.find("\n")].rstrip()) if "\n" in code else None
-    if last is None:
+    first_end = code.find("\n")
+    if first_end < 0:
         return None
-    line_end = code.find("\n")
-    while line_end >= 0:
-        nxt = line_end + 1
-        line_end = code.find("\n", nxt)
-        seg = code[nxt:len(code) if line_end < 0 else line_end]
-        if not seg.strip():
-            continue
+    last = len(code[:first_end].rstrip())
+    for start, seg in _lines_after(code, first_end):
         if _starts_new_item(seg):
             return last
-        last = nxt + len(seg.rstrip())
+        last = start + len(seg.rstrip())
     return None
+
+
+def _lines_after(code: str, line_end: int):
+    """(offset, text) of each non-blank line after the newline at `line_end` (none when
+    `line_end` is -1, i.e. there is no further line)."""
+    while line_end >= 0:
+        start = line_end + 1
+        line_end = code.find("\n", start)
+        seg = code[start:len(code) if line_end < 0 else line_end]
+        if seg.strip():
+            yield start, seg
 
 
 def _starts_new_item(seg: str) -> bool:
@@ -530,22 +536,16 @@ def _unterminated(text: str, pos: int):
     end of the file means the file is truncated inside the instruction."""
     code = _blank_comments(text)
     line_end = code.find("\n", pos)
-    last = pos  # end of the instruction's content so far
     seg_end = len(code) if line_end < 0 else line_end
     if ";" in code[pos:seg_end]:
         return None
-    last = pos + len(code[pos:seg_end].rstrip())
-    while line_end >= 0:
-        nxt = line_end + 1
-        line_end = code.find("\n", nxt)
-        seg = code[nxt:len(code) if line_end < 0 else line_end]
-        if not seg.strip():
-            continue
+    last = pos + len(code[pos:seg_end].rstrip())  # end of the instruction's content so far
+    for start, seg in _lines_after(code, line_end):
         if _starts_new_item(seg):
             return last, "missing ';' at the end of this instruction"
         if ";" in seg:
             return None
-        last = nxt + len(seg.rstrip())
+        last = start + len(seg.rstrip())
     return len(text), "unexpected end of file inside an instruction (missing ';'?)"
 
 

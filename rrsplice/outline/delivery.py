@@ -29,25 +29,25 @@ def _readback_code(site: CallSite, names: _Names, width_of, snapshot) -> tuple:
     inputs: set = set()
     seen: set = set()
 
+    def replicate(st) -> None:
+        """Replicate `st` after what it reads (each statement once, in dependency order)."""
+        if st.index not in seen:
+            seen.add(st.index)
+            for u in def_use(st).uses:
+                want(u, st.index)
+            needed.append(st)
+
     def want(reg: str, before: int):
         st = last_def(post_defs, reg, before)
         if st is not None:
-            if st.index not in seen:
-                seen.add(st.index)
-                for u in def_use(st).uses:
-                    want(u, st.index)
-                needed.append(st)
+            replicate(st)
             return
         if reg in passed:
             inputs.add(reg)
             return
         st = last_def(pre_defs, reg, min(before, site.call.index))
         if st is not None:
-            if st.index not in seen:
-                seen.add(st.index)
-                for u in def_use(st).uses:
-                    want(u, st.index)
-                needed.append(st)
+            replicate(st)
             return
         raise OutlineError(f"the call text reads back through {reg}, which it neither "
                            f"computes nor passes to {site.callee}")
