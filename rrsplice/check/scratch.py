@@ -135,36 +135,14 @@ def _check_scratch(rep: Report, fn: Function, rng: StatementRange, sp: SpliceTex
 
 
 def _symbol_accesses(fn: Function, sym: str) -> list:
-    """(index, 'read'|'write'|'both') of every memory access through `sym` or a register
-    derived from its address, in statement order."""
-    from ..semantics import def_use
-    derived = set()
-    out = []
-    for st in fn.statements:
-        base = st.base
-        if st.is_label or base == "mma":
-            continue
-        addr = next((op for op in st.operands if isinstance(op, Address)), None)
-        via = False
-        if addr is not None:
-            b = addr.base
-            via = (isinstance(b, Symbol) and b.name == sym) or (
-                isinstance(b, Reg) and b.name in derived)
-        if via and base in ("ld", "st", "atom", "red", "cp", "ldmatrix", "stmatrix", "wmma"):
-            kind = ("read" if base in ("ld", "ldmatrix") else
-                    "write" if base in ("st", "stmatrix", "red") else "both")
-            if base == "wmma":
-                kind = "read" if "load" in st.modifiers else "write"
-            out.append((st.index, kind))
-            continue
-        # address arithmetic: a register computed from the symbol or a derived register
-        srcs = [op for op in st.operands[1:]]
-        uses_sym = any((isinstance(op, Symbol) and op.name == sym)
-                       or (isinstance(op, Reg) and op.name in derived) for op in srcs)
-        if uses_sym and base in ("mov", "add", "sub", "cvta", "mad", "cvt", "or", "and",
-                                 "shl", "mul"):
-            derived.update(def_use(st).defs)
-    return out
+    """(index, 'read'|'write'|'both') of every memory access of `sym`, directly or through a
+    register derived from its address, in statement order: provenance's `symbol_uses`,
+    reduced to the JSON the facts memo keeps."""
+    from ..dataflow import analyze
+    from ..provenance import symbol_uses
+    kinds = {"read": "read", "write": "write", "atomic": "both"}
+    return sorted((a.index, kinds[a.kind]) for a in symbol_uses(analyze(fn), sym).accesses
+                  if a.kind in kinds)
 
 
 def _check_scratch_live(rep: Report, fn: Function, rng: StatementRange, sym: str,
