@@ -240,7 +240,8 @@ class Statement:
     """One instruction or label in a function body. `index` is the 1-based `sN` number."""
 
     __slots__ = ("index", "is_label", "label", "start", "end", "line", "end_line", "column",
-                 "depth", "block", "guard", "opcode", "operands", "function", "_text")
+                 "depth", "block", "guard", "opcode", "operands", "function", "_text",
+                 "_base", "_mods")
 
     def __init__(self, is_label, start, end, line, end_line, column, text,
                  label=None, guard=None, opcode=None, operands=()):
@@ -259,6 +260,8 @@ class Statement:
         self.operands = operands
         self.function = None
         self._text = text
+        self._base = None     # base and modifiers are split off the opcode once, on first
+        self._mods = None     # use: analyses ask for them hundreds of thousands of times
 
     @property
     def sid(self) -> str:
@@ -275,14 +278,18 @@ class Statement:
     @property
     def base(self) -> Optional[str]:
         """The opcode's base name: `mma` of `mma.sync.aligned...`."""
-        return self.opcode.split(".", 1)[0] if self.opcode else None
+        base = self._base
+        if base is None and self.opcode:
+            base = self._base = self.opcode.split(".", 1)[0]
+        return base
 
     @property
     def modifiers(self) -> tuple[str, ...]:
         """The opcode's dot-separated modifiers, without dots: ("sync", "aligned", ...)."""
-        if not self.opcode or "." not in self.opcode:
-            return ()
-        return tuple(self.opcode.split(".")[1:])
+        mods = self._mods
+        if mods is None:
+            mods = self._mods = tuple(self.opcode.split(".")[1:]) if self.opcode else ()
+        return mods
 
     @property
     def is_instruction(self) -> bool:
