@@ -4,6 +4,8 @@ read-back stores."""
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import re
 from dataclasses import dataclass, field
 from typing import Optional
@@ -251,7 +253,8 @@ def build_outline(module: Module, fn: Function, rng: StatementRange, call_text: 
             mod_decls.append(module.text[d.start:d.end].strip())
     out = [f"//\n// {site.callee}: statements s{rng.first}-s{rng.last} (lines {a_line}-{b_line})"
            f" of {fn.name}",
-           f"// from {module.path or '<text>'}, outlined by rrsplice outline.",
+           f"// from {Path(module.path).name if module.path else '<text>'}, outlined by rrsplice "
+           f"outline.",
            "//", "", header.rstrip("\n"), ""]
     out.extend(mod_decls)
     if mod_decls:
