@@ -205,8 +205,7 @@ def remember_json(area: str, key: str, sources: tuple, compute):
     if not enabled():
         return compute()
     import json
-    digest = hashlib.sha256(f"{key}|{_sources_hash(sources)}".encode()).hexdigest()
-    entry = cache_dir() / area / f"{digest}.json"
+    entry = _json_entry(area, key, sources)
     try:
         return json.loads(entry.read_text(encoding="utf-8"))
     except (OSError, ValueError):
@@ -217,6 +216,35 @@ def remember_json(area: str, key: str, sources: tuple, compute):
     except (OSError, TypeError, ValueError):
         pass
     return result
+
+
+def _json_entry(area: str, key: str, sources: tuple) -> Path:
+    digest = hashlib.sha256(f"{key}|{_sources_hash(sources)}".encode()).hexdigest()
+    return cache_dir() / area / f"{digest}.json"
+
+
+def peek_json(area: str, key: str, sources: tuple):
+    """What `remember_json` would serve for (area, key, sources), or None on a miss (so a
+    caller can decide where to compute the misses, e.g. in worker processes)."""
+    if not enabled():
+        return None
+    import json
+    try:
+        return json.loads(_json_entry(area, key, sources).read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return None
+
+
+def store_json(area: str, key: str, sources: tuple, value) -> None:
+    """Remember `value` for `peek_json`/`remember_json`; silently skipped when it cannot."""
+    if not enabled():
+        return
+    import json
+    try:
+        write_atomic(_json_entry(area, key, sources),
+                     json.dumps(value, sort_keys=True).encode("utf-8"), fsync=False)
+    except (OSError, TypeError, ValueError):
+        pass
 
 
 def load_report(kind: str, data: bytes, query: dict, compute) -> dict:
