@@ -44,7 +44,8 @@ def _defined_before(fa, frag, first: int) -> bool:
 
 
 def cut_roles(fn, fa, rng, passed: list, returned: list) -> tuple:
-    """({reg: (phase, FragReg)} for passed registers, same for returned ones, maps)."""
+    """({reg: (phase, [FragReg, ...])} for passed registers (a bias seed can be both C
+    registers of its chain), the same for returned ones, and the maps of the cut's phases)."""
     maps = [phase_map(fn, fa, p) for p in _phases(fn, fa)
             if rng.first <= p.first and p.last <= rng.last]
     ins: dict = {}
@@ -52,20 +53,28 @@ def cut_roles(fn, fa, rng, passed: list, returned: list) -> tuple:
         for pm in maps:
             hit = [f for f in pm.a + pm.b + pm.c if f.reg == r and _defined_before(fa, f, rng.first)]
             if hit:
-                ins[r] = (pm.phase.index, hit[0])
+                ins[r] = (pm.phase.index, hit)
                 break
     outs: dict = {}
     for r in returned:
         for pm in reversed(maps):
             hit = [f for f in pm.d if f.reg == r]
             if hit:
-                outs[r] = (pm.phase.index, hit[0])
+                outs[r] = (pm.phase.index, hit)
                 break
     return ins, outs, maps
 
 
-def _describe(phase: int, f) -> str:
-    return f"phase {phase} {f.matrix} tile {tuple(f.tile)} reg {f.index}: {f.rule()}"
+def _describe(phase: int, frags: list) -> list:
+    """One line per placement (a register used as both C registers has two), and the
+    weight-image bytes on a line of their own, so a header line stays short."""
+    out, weights = [], []
+    for f in frags:
+        main, _sep, weight = f.rule().partition("; weight byte = ")
+        out.append(f"phase {phase} tile {tuple(f.tile)} r{f.index}: {main}")
+        if weight and weight not in weights:
+            weights.append(weight)
+    return out + [f"    weight byte = {w}" for w in weights]
 
 
 def cut_report(fn, fa, rng, passed: list, returned: list, elements: bool = False) -> dict:
@@ -74,9 +83,10 @@ def cut_report(fn, fa, rng, passed: list, returned: list, elements: bool = False
     def row(r, got):
         if got is None:
             return {"reg": r, "fragment": None}
-        ph, f = got
-        d = f.to_json(elements)
+        ph, frags = got
+        d = frags[0].to_json(elements)
         d["phase"] = ph
+        d["also"] = [f.to_json(elements) for f in frags[1:]]
         return {"reg": r, "fragment": d}
 
     return {"function": fn.name, "range": str(rng),
@@ -101,8 +111,10 @@ def cut_lines(fn, fa, rng, groups: list) -> list:
         lines.append(f"{label} ({len(placed)} of {len(regs)} are mma fragments; g = lane>>2, "
                      "t = lane%4, e = byte or half within the register):")
         for r in placed:
-            ph, f = got[r]
-            lines.append(f"  {r}: {_describe(ph, f)}")
+            ph, frags = got[r]
+            first, *more = _describe(ph, frags)
+            lines.append(f"  {r}: {first}")
+            lines += [f"  {' ' * len(r)}  {x}" for x in more]
         if rest:
             lines.append(f"  not a fragment of a phase inside the cut: {' '.join(rest)}")
     return lines

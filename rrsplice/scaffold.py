@@ -319,6 +319,14 @@ def new_recipe(name: str, module, rng_text: str, *, abi: str = "scratch",
     elif ret_regs:
         doc.append(f"They come back as the call's return value, one {size}-byte .param "
                    "array read with ld.param.")
+    from .fragreport import cut_lines
+    maps = cut_lines(fn, fa, rng, [("A_REGS", a_regs, "in"), ("C_REGS", c_regs, "in"),
+                                   ("RET_REGS", ret_regs, "out")])
+    if maps:
+        doc += ["", "Fragment maps (`rrsplice fragments` on this recipe; layouts from PTX ISA "
+                "9.7.14.5): what each passed and returned register holds in its phase's "
+                "matrices A[row][k] and C/D[row][n], per lane (g, t) and element e; bias "
+                "seeds with their weight-image bytes."] + maps
     if barrier:
         who = (f"{threads} threads ({(threads + 31) // 32} warps)" if threads
                else "more than one warp (no .maxntid/.reqntid)")

@@ -111,3 +111,26 @@ def test_descriptor_all_and_phases_all_give_the_corpus_table(tmp_path, monkeypat
                           text=True, cwd=ROOT)
     assert text.stdout.splitlines()[0].startswith("module\tentry\tlines\tmma\tphases")
     assert "3 modules, 163 mma" in text.stderr
+
+
+def test_scaffolded_recipes_carry_the_maps_in_their_header():
+    """Every committed scaffolded recipe: one map line per A_REGS / C_REGS entry, the bias
+    seeds' weight bytes equal the generator's truth, and D lines for returned fragments."""
+    import importlib.util
+    import re
+    for arch in ("sm89", "sm120"):
+        for stem in ("swin_tiny", "swin_small", "swin_big"):
+            path = RECIPES / f"{stem}_{arch}.py"
+            spec = importlib.util.spec_from_file_location(path.stem, path)
+            mod = importlib.util.module_from_spec(spec)
+            spec.loader.exec_module(mod)
+            doc = mod.__doc__
+            truth = json.loads((FIXTURES / f"{stem}.launch.json").read_text())
+            seeds = truth["fragment_truth"][0]["bias_seed_offset_by_ntile"]
+            for r in mod.A_REGS:
+                assert re.search(rf"^  {re.escape(r)}: phase 1 tile \(\d+, \d+\) r[0-3]: "
+                                 rf"A\[\d+\.\.\d+\]\[\d+\.\.\d+\]: row = ", doc, re.M), r
+            for n, r in enumerate(mod.C_REGS):
+                block = doc.split(f"\n  {r}: ", 1)[1].split("\n  %", 1)[0]
+                assert f"weight byte = {seeds[n]} + " in block, (path.name, r)
+            assert re.search(r"^  %\w+: phase \d+ tile \(\d+, \d+\) r[01]: D\[", doc, re.M)
