@@ -51,7 +51,8 @@ USER_CORPUS = Path("~/.cache/d4r-rr-corpus")
 BUNDLED_CORPUS = Path(__file__).resolve().parent.parent / "corpus_fixtures"
 
 CONSTANTS = ("MODULE", "CALLEE", "ENTRY", "CUT_CALL", "A_REGS", "C_REGS", "RET_REGS",
-             "RET_STRIDE", "SCRATCH", "W_REG", "V_REG", "PASSED", "ABI")
+             "RET_STRIDE", "SCRATCH", "W_REG", "V_REG", "PASSED", "ABI", "BODY", "TARGET",
+             "OWN_SCRATCH")
 
 # form -> (required keys, optional keys); `file` and `entry` are common to all
 FORMS = {

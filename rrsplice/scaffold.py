@@ -73,6 +73,7 @@ class Scaffold:
     notes: list = field(default_factory=list)
     shared: list = field(default_factory=list)
     barrier: bool = False
+    own_scratch: Optional[dict] = None   # the recipe's own .shared array and its cost
 
     @property
     def summary(self) -> str:
@@ -87,7 +88,8 @@ class Scaffold:
                 "abi": self.abi, "a_regs": self.a_regs, "c_regs": self.c_regs,
                 "other_regs": self.other_regs, "ret_regs": self.ret_regs,
                 "scratch": self.scratch, "derivable": self.derivable, "notes": self.notes,
-                "shared": self.shared, "block_barrier": self.barrier}
+                "shared": self.shared, "block_barrier": self.barrier,
+                "own_scratch": self.own_scratch}
 
 
 def reg_ptx_type(fn, reg: str) -> str:
@@ -148,7 +150,8 @@ def _choose_scratch(fn, fa, rng, need: int, wanted: Optional[str]):
 
 def new_recipe(name: str, module, rng_text: str, *, abi: str = "scratch",
                scratch: Optional[str] = None, entry: Optional[str] = None,
-               callee: Optional[str] = None, out=None, force: bool = False) -> Scaffold:
+               callee: Optional[str] = None, out=None, force: bool = False,
+               occupancy: bool = True) -> Scaffold:
     from .cache import load_analysis, load_module
     from .mma import phases
     from .provenance import classify_live_in
@@ -238,18 +241,38 @@ def new_recipe(name: str, module, rng_text: str, *, abi: str = "scratch",
     from .check import block_threads
     threads = block_threads(fn)
     slots = "lane"
+    own = None
     if abi == "scratch" and ret_regs:
-        if threads is not None and threads > 32:
-            try:
-                d = _choose_scratch(fn, fa, rng, size * threads, scratch)
-                slots = "thread"
-            except ScaffoldError:
+        try:
+            if threads is not None and threads > 32:
+                try:
+                    d = _choose_scratch(fn, fa, rng, size * threads, scratch)
+                    slots = "thread"
+                except ScaffoldError:
+                    if scratch is None:
+                        raise      # per-thread slots in an array of our own, below
+                    d = _choose_scratch(fn, fa, rng, size * 32, scratch)
+                    notes.append(f"no scratch array holds {size} x {threads} threads: "
+                                 "indexed by %laneid, so the block's warps share the slots")
+            else:
                 d = _choose_scratch(fn, fa, rng, size * 32, scratch)
-                notes.append(f"no scratch array holds {size} x {threads} threads: indexed by "
-                             "%laneid, so the block's warps share the slots")
-        else:
-            d = _choose_scratch(fn, fa, rng, size * 32, scratch)
-        sym, sym_bytes = d.name, d.byte_size
+            sym, sym_bytes = d.name, d.byte_size
+        except ScaffoldError as exc:
+            if scratch is not None:
+                raise
+            # no dead array fits: the recipe declares its own (one slot per thread, so no
+            # warp can touch another's slot and nothing else uses the array: no barrier)
+            slots = "thread"
+            sym = f"{callee}_scratch"
+            sym_bytes = size * (threads or 1024)
+            why = str(exc).split(" (", 1)[-1].replace("; use --abi param", "")
+            own = {"symbol": sym, "bytes": sym_bytes, "why": why[:-1] if why.endswith(")")
+                   else why}
+            notes.append(f"no .shared array of {fn.name} can carry the returns ("
+                         f"{own['why']}): the recipe declares its own, {sym} ({sym_bytes} "
+                         f"bytes = {size} x {threads or 1024} threads"
+                         + ("" if threads else ", the most a block may have: the entry "
+                            "declares no .maxntid/.reqntid") + ")")
     elif abi == "scratch" and scratch:
         sym = scratch
 
@@ -265,7 +288,7 @@ def new_recipe(name: str, module, rng_text: str, *, abi: str = "scratch",
                 shared.append(n)
     # a block barrier after the scratch reads: several warps, and the kernel uses the array
     barrier = False
-    if abi == "scratch" and ret_regs and (threads is None or threads > 32):
+    if abi == "scratch" and ret_regs and own is None and (threads is None or threads > 32):
         from .provenance import symbol_uses
         barrier = any(a.kind != "address" for a in symbol_uses(fa, sym).accesses)
 
@@ -308,6 +331,10 @@ def new_recipe(name: str, module, rng_text: str, *, abi: str = "scratch",
     doc += ["", f"Live out of the region (RET_REGS): {len(ret_regs)} registers"
             + (f": {' '.join(ret_regs[:12])}" + (" ..." if len(ret_regs) > 12 else "")
                if ret_regs else "") + "."]
+    if own is not None:
+        doc.append(f"No .shared array of {fn.name} can carry them ({own['why']}), so the "
+                   f"recipe declares its own, {sym} ({sym_bytes} bytes, at module scope in "
+                   "the extern text; OWN_SCRATCH).")
     if abi == "scratch" and ret_regs:
         if slots == "thread":
             doc.append(f"They come back through {sym} ({sym_bytes} bytes), {size} bytes per "
@@ -346,17 +373,79 @@ def new_recipe(name: str, module, rng_text: str, *, abi: str = "scratch",
                    cut=(first_line, end_line), abi=abi, a_regs=a_regs, c_regs=c_regs,
                    other_regs=other_regs, ret_regs=ret_regs, types=types, scratch=sym,
                    w_reg=w_reg, v_reg=v_reg, layout_size=size, slots=slots,
-                   shared=shared, barrier=barrier)
+                   shared=shared, barrier=barrier, own=sym_bytes if own else None)
     path = Path(out) if out else Path("recipes") / f"{name}.py"
     if path.exists() and not force:
         raise ScaffoldError(f"{path} exists; pass --force to overwrite it")
     from .splice import write_atomic
     write_atomic(path, text.encode("utf-8"))
-    return Scaffold(path=path, name=name, module=module, function=fn.name, range=str(rng),
+    if own is not None and occupancy:
+        own.update(own_scratch_effect(path, module, fn, threads or 1024))
+        if own.get("note"):
+            notes.append(own["note"])
+    return Scaffold(own_scratch=own, path=path, name=name, module=module, function=fn.name, range=str(rng),
                     lines=(first_line, end_line - 1), abi=abi, a_regs=a_regs, c_regs=c_regs,
                     other_regs=other_regs, ret_regs=ret_regs, scratch=sym,
                     derivable=[li.reg for li in derivable], notes=notes, shared=shared,
                     barrier=barrier)
+
+
+def own_scratch_effect(recipe_path: Path, module: Path, fn, threads: int) -> dict:
+    """What the recipe's own scratch array costs, from `ptxas -v` on the original module and
+    on the patched one (both -O0: shared memory does not depend on optimisation): bytes of
+    shared memory per block before and after, and resident blocks per SM."""
+    import tempfile
+    from .occupancy import blocks_per_sm
+    from .splice import apply
+    from .tools import ToolNotFound, ptxas
+    arch = _module_arch(fn.module)
+    out: dict = {"arch": arch}
+    try:
+        with tempfile.TemporaryDirectory() as tmp:
+            before = ptxas(module, arch, out=Path(tmp) / "orig.cubin")
+            res = apply(recipe_path, out=Path(tmp) / "patched.ptx")
+            # whole-program with an empty body: `ptxas -c` leaves module-scope .shared
+            # arrays to the linker and would not count them
+            stub = Path(tmp) / "stubbed.ptx"
+            stub.write_text(_stub_callees(res.output.read_text()))
+            after = ptxas(stub, arch, out=Path(tmp) / "stubbed.cubin", relocatable=False)
+    except ToolNotFound as exc:
+        out["note"] = f"occupancy not reported: {exc}"
+        return out
+    if not (before.ok and after.ok):
+        bad = before if not before.ok else after
+        out["note"] = ("occupancy not reported: ptxas failed on the "
+                       + ("original" if bad is before else "patched") + " module: "
+                       + bad.log.strip().splitlines()[-1][:200])
+        return out
+    smem = [next((r.shared or 0 for r in x.resources if r.function == fn.name), 0)
+            for x in (before, after)]
+    occ = [blocks_per_sm(arch, s, threads) for s in smem]
+    out.update(shared_before=smem[0], shared_after=smem[1])
+    if occ[0] and occ[1]:
+        out.update(blocks_before=occ[0].blocks, blocks_after=occ[1].blocks,
+                   limited_by=occ[1].limited_by)
+        out["note"] = (f"ptxas -v -arch={arch}: {fn.name} uses {smem[0]} bytes of shared "
+                       f"memory per block, {smem[1]} with the recipe's scratch (+"
+                       f"{smem[1] - smem[0]}); resident blocks per SM of {threads} threads: "
+                       f"{occ[0].blocks} -> {occ[1].blocks} (limited by {occ[1].limited_by})")
+    else:
+        out["note"] = (f"ptxas -v -arch={arch}: {smem[0]} -> {smem[1]} bytes of shared memory "
+                       f"per block (no occupancy table for {arch})")
+    return out
+
+
+def _stub_callees(ptx: str) -> str:
+    """`ptx` with every `.extern .func` declaration turned into an empty definition."""
+    def repl(m):
+        return m.group(1).replace(".extern ", "", 1) + "\n{\n\tret;\n}"
+    return re.sub(r"(\.extern\s+\.func\b[^;{]*);", repl, ptx)
+
+
+def _module_arch(module) -> str:
+    """The module's `.target` sm_XX (sm_90 when it names none)."""
+    m = re.search(rb"\.target\s+(sm_\d+)", module.data[:4096])
+    return m.group(1).decode() if m else "sm_90"
 
 
 def _named_symbols(st) -> list:
@@ -423,6 +512,9 @@ REG_TYPES = {types}
 SHARED = {shared}
 
 SCRATCH = {scratch!r}
+# bytes of the recipe's own .shared array SCRATCH (declared by extern()), when no array of
+# the kernel could carry the returns; None when SCRATCH is the kernel's own
+OWN_SCRATCH = {own!r}
 # "thread": a thread's slot is at its linear index in the block x RET_STRIDE;
 # "lane": at %laneid x RET_STRIDE (every warp of the block uses the same 32 slots)
 SLOTS = {slots!r}
@@ -525,10 +617,13 @@ def extern():
     params += [".param .b32 %s_shared%d" % (CALLEE, i) for i in range(len(SHARED))]
     if ABI == "scratch" and RET_REGS:
         params.append(".param .b32 %s_scratch" % CALLEE)
+    own = ""
+    if OWN_SCRATCH:
+        own = ".shared .align 16 .b8 %s[%d];\\n" % (SCRATCH, OWN_SCRATCH)
     ret = ""
     if ABI == "param" and RET_REGS:
         ret = "(.param .align 8 .b8 %s_ret[%d]) " % (CALLEE, _ret_layout()[1])
-    text = ".extern .func %s%s" % (ret, CALLEE)
+    text = own + ".extern .func %s%s" % (ret, CALLEE)
     if params:
         text += "\\n(\\n\\t" + ",\\n\\t".join(params) + "\\n)"
     return text + "\\n;\\n"
@@ -542,7 +637,7 @@ def recipe():
 
 def _render(*, name, doc, module, entry, callee, cut, abi, a_regs, c_regs, other_regs,
             ret_regs, types, scratch, w_reg, v_reg, layout_size, slots, shared=(),
-            barrier=False) -> str:
+            barrier=False, own=None) -> str:
     wrapped = []
     for para in doc:
         wrapped.extend(_wrap(para) if para else [""])
@@ -554,7 +649,7 @@ def _render(*, name, doc, module, entry, callee, cut, abi, a_regs, c_regs, other
                             a_regs=_pylist(a_regs), c_regs=_pylist(c_regs),
                             other_regs=_pylist(other_regs), ret_regs=_pylist(ret_regs),
                             types=typ, scratch=scratch, w_reg=w_reg, v_reg=v_reg, slots=slots,
-                            shared=_pylist(list(shared), per_line=1), barrier=bool(barrier),
+                            shared=_pylist(list(shared), per_line=1), barrier=bool(barrier), own=own,
                             layer=name[5:] if name.startswith("swin_") and len(name) > 5
                             else name)
 

@@ -56,6 +56,7 @@ def _facts_table(facts: dict, title: str | None = None) -> Table:
 
     row("module", facts.get("module"))
     row("function", facts.get("function"))
+    row("target", facts.get("target"))
     if facts.get("lines"):
         a, b = facts["lines"]
         row("cut", f"lines {a}-{b} ({b - a + 1} lines), statements {facts.get('statements')} "
@@ -88,12 +89,15 @@ def _facts_table(facts: dict, title: str | None = None) -> Table:
 @_corpus_option
 @click.option("--debug", "stage", metavar="STAGE", default=None,
               help="Check this debug stage of the recipe instead of its cut.")
+@click.option("--target", "target", type=click.Choice(["ptxas", "zluda"]), default=None,
+              help="The profile of the target that consumes the splice (default: the "
+                   "recipe's TARGET; zluda when it declares a native BODY; else ptxas).")
 @click.option("-v", "--verbose", is_flag=True, help="Show every finding, info included.")
 @json_option
-def check_cmd(recipe, corpus, stage, verbose, as_json):
+def check_cmd(recipe, corpus, stage, target, verbose, as_json):
     """Check RECIPE against its module; exit 1 on any error, without writing anything."""
     from ..check import check_recipe
-    report = check_recipe(recipe, corpus, stage=stage)
+    report = check_recipe(recipe, corpus, stage=stage, target=target)
     if as_json:
         print_json(report.to_json())
         sys.exit(0 if report.ok else 1)
