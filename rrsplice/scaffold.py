@@ -343,7 +343,7 @@ def new_recipe(name: str, module, rng_text: str, *, abi: str = "scratch",
     if path.exists() and not force:
         raise ScaffoldError(f"{path} exists; pass --force to overwrite it")
     from .splice import write_atomic
-    write_atomic(path, text.encode("utf-8"))
+    write_atomic(path, text.encode("utf-8"), protect=(module,))
     return Scaffold(path=path, name=name, module=module, function=fn.name, range=str(rng),
                     lines=(first_line, end_line - 1), abi=abi, a_regs=a_regs, c_regs=c_regs,
                     other_regs=other_regs, ret_regs=ret_regs, scratch=sym,
