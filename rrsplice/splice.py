@@ -12,7 +12,6 @@ an existing directory. The input is never overwritten.
 
 from __future__ import annotations
 
-import os
 import tempfile
 import time
 from dataclasses import dataclass, field
@@ -129,10 +128,8 @@ def default_output(input_path: Path, rec: Recipe, stage: Optional[str] = None) -
 
 
 def _same_file(a: Path, b: Path) -> bool:
-    try:
-        return a.resolve() == b.resolve() or (b.exists() and os.path.samefile(a, b))
-    except OSError:
-        return False
+    from .fsutil import same_file
+    return same_file(a, b)
 
 
 def apply(recipe, *, corpus=None, out=None, stage: Optional[str] = None,
@@ -169,13 +166,15 @@ def apply(recipe, *, corpus=None, out=None, stage: Optional[str] = None,
             dest = dest / default_output(Path(path), rec, stage).name
     if _same_file(Path(path), dest):
         raise ApplyError(f"refusing to write over the input module {path}; choose another -o")
+    if _same_file(rec.path, dest):
+        raise ApplyError(f"refusing to write over the recipe {rec.path}; choose another -o")
     try:
         parse_bytes(data, str(dest))
     except ParseError as exc:
         raise ApplyError("the patched module does not parse; nothing written:\n"
                          + exc.render()) from None
     if write:
-        write_atomic(dest, data)
+        write_atomic(dest, data, protect=(path, rec.path))
         res.output = dest
     res.seconds = time.perf_counter() - t0
     if ptxas and write:
