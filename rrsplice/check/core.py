@@ -23,14 +23,14 @@ from .text import _strip_comments
 
 def check_recipe(recipe, corpus=None, *, stage: Optional[str] = None,
                  module_path: Optional[Path] = None, module: Optional[Module] = None,
-                 analyse: bool = True) -> Report:
+                 any_module: bool = False) -> Report:
     """Run every check of `recipe` (a Recipe or a path) against its module."""
     rec = recipe if isinstance(recipe, Recipe) else load_recipe(recipe)
     if stage is not None:
         rec, stage = recipe_for_stage(rec, stage)
     note = None
     if module_path is None:
-        module_path, note = resolve_module(rec, corpus)
+        module_path, note = resolve_module(rec, corpus, any_module=any_module)
     if module is None:
         module = load_module(module_path)
     t = build_target(rec, Path(module_path), module, note, stage)

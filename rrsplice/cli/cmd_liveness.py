@@ -12,7 +12,8 @@ from ..config import default_module
 from ..errors import RRSpliceError
 from ..select import (SelectionError, lines_to_range, parse_line_range,
                       parse_statement_range, select_function)
-from .app import console, entry_option, json_option, main, note, print_json
+from .app import entry_option, examples, json_option, main, note, print_json
+from .render import Grid, bold, say, styled, warn
 
 
 class TargetError(RRSpliceError):
@@ -87,14 +88,14 @@ def liveness_report(fa, rng, *, pseudo: bool = False) -> dict:
 
 def _defs_text(items: list) -> str:
     if not items:
-        return "[dim]none (undefined at entry)[/dim]"
-    shown = [f"{d['sid']} (L{d['line']})" for d in items[:4]]
-    if len(items) > 4:
-        shown.append(f"+{len(items) - 4} more")
-    return ", ".join(shown)
+        return "none (undefined at entry)"
+    return ", ".join(f"{d['sid']} (L{d['line']})" for d in items)
 
 
-@main.command("liveness")
+@main.command("liveness", epilog=examples(
+    "rrsplice liveness --range s452-s15510",
+    "rrsplice liveness corpus_fixtures/swin_tiny_sm89.ptx --lines 847-6933",
+    "rrsplice liveness recipes/swin_dec2.py --json"))
 @click.argument("target", required=False)
 @click.option("--range", "range_text", metavar="sA-sB", default=None,
               help="Statement range, e.g. s452-s15510.")
@@ -144,38 +145,31 @@ def liveness_cmd(target, range_text, lines_text, pseudo, entry, as_json):
     if as_json:
         print_json(rep)
         return
-    from rich.table import Table
-    c = console()
-    c.print(f"[bold]{rep['function']}[/bold] {rep['range']} (lines {rep['lines'][0]}-{rep['lines'][1]}, "
-            f"{rep['statements']} statements) of {path}")
-    c.print(f"entries: {' '.join(rep['entries']) or 'none'}   exits: "
-            + (" ".join(f"{a}->{b}" for a, b in rep["exits"]) or "none"))
-    t = Table(title=f"live-in: {len(rep['live_in'])} registers", title_justify="left")
-    for col in ("register", "class", "detail", "reaching definitions"):
-        t.add_column(col)
+    say(bold(rep["function"]), f" {rep['range']} (lines {rep['lines'][0]}-{rep['lines'][1]}, "
+        f"{rep['statements']} statements) of {path}")
+    say(f"entries: {' '.join(rep['entries']) or 'none'}   exits: "
+        + (" ".join(f"{a}->{b}" for a, b in rep["exits"]) or "none"))
+    t = Grid("register", "class", "detail", "reaching definitions",
+             title=f"live-in: {len(rep['live_in'])} registers")
     colours = {"passed": "green", "derivable": "cyan", "special": "magenta", "other": "red"}
     for row in rep["live_in"]:
         k = row["class"]
-        t.add_row(row["register"], f"[{colours.get(k, 'white')}]{k}[/]", row["detail"],
+        t.add_row(row["register"], styled(k, colours.get(k, "default")), row["detail"],
                   _defs_text(row["reaching_defs"]))
-    c.print(t)
-    t = Table(title=f"live-out: {len(rep['live_out'])} registers", title_justify="left")
-    t.add_column("register")
-    t.add_column("first uses after the range")
+    t.print()
+    t = Grid("register", "first uses after the range",
+             title=f"live-out: {len(rep['live_out'])} registers")
     for row in rep["live_out"]:
-        uses = row["first_uses_after"]
         t.add_row(row["register"], ", ".join(f"{u['sid']} (L{u['line']}) {u['text']}"
-                                             for u in uses[:3])
-                  + (f" +{len(uses) - 3} more" if len(uses) > 3 else ""))
-    c.print(t)
+                                             for u in row["first_uses_after"]))
+    t.print()
     if rep["live_out_also_passed_in"]:
-        c.print("live-out registers some path through the range leaves unwritten (their "
-                "incoming values must be passed in too): "
-                + " ".join(rep["live_out_also_passed_in"]))
+        say("live-out registers some path through the range leaves unwritten (their "
+            "incoming values must be passed in too): " + " ".join(rep["live_out_also_passed_in"]))
     counts: dict = {}
     for row in rep["live_in"]:
         counts[row["class"]] = counts.get(row["class"], 0) + 1
-    c.print("summary: " + ", ".join(f"{v} {k}" for k, v in sorted(counts.items()))
-            + f"; {len(rep['live_out'])} live-out")
+    say("summary: " + ", ".join(f"{v} {k}" for k, v in sorted(counts.items()))
+        + f"; {len(rep['live_out'])} live-out")
     for w in rep["warnings"]:
-        c.print(f"[yellow]warning:[/yellow] {w}")
+        warn(w, path)
