@@ -506,7 +506,8 @@ def resolve_module(recipe, corpus=None, *, any_module: bool = False
         if name.is_file():
             found = name
     else:
-        near = [(rec.path.parent, "the recipe's directory")] if len(name.parts) > 1 else []
+        has_dir = "/" in rec.file or os.sep in rec.file
+        near = [(rec.path.parent, "the recipe's directory")] if has_dir else []
         for d, _why in near + dirs:
             cand = d / name
             if cand.is_file():

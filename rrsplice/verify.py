@@ -69,6 +69,7 @@ class VerifyResult:
     notes: list = field(default_factory=list)
     seconds: float = 0.0
     tools: dict = field(default_factory=dict)    # ptxas/nvlink: path, version, found_via
+    live_in_classes: dict = field(default_factory=dict)   # as `check` reports them
 
     @property
     def ok(self) -> bool:
@@ -99,7 +100,7 @@ class VerifyResult:
                 "outline": self.outline.to_json() if self.outline else None,
                 "steps": [s.to_json() for s in self.steps], "resources": self.resource_table(),
                 "files": self.files, "notes": self.notes, "seconds": round(self.seconds, 3),
-                "tools": self.tools}
+                "tools": self.tools, "live_in_classes": self.live_in_classes}
 
 
 def _resources(res: AssembleResult) -> dict:
@@ -209,7 +210,8 @@ def verify(recipe, arch: Optional[str] = None, *, corpus=None, optimize: bool = 
                        kernel=t.fn.name, callee=body.callee,
                        region=f"s{t.rng.first}-s{t.rng.last}",
                        lines=(t.first_line, t.last_line), outline=body, notes=list(body.notes),
-                       tools={name: tool_provenance(name) for name in ("ptxas", "nvlink")})
+                       tools={name: tool_provenance(name) for name in ("ptxas", "nvlink")},
+                       live_in_classes=report.facts.get("live_in_classes", {}))
     tmpdir = None
     if keep is None:
         tmpdir = tempfile.TemporaryDirectory(prefix="rrsplice-verify-")

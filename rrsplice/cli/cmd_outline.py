@@ -10,7 +10,7 @@ import click
 
 from .app import (any_module_option, corpus_option, examples, json_option, main, note,
                   print_json)
-from .findings import print_findings, regs_text
+from .findings import live_in_text, loaded_text, print_findings, regs_text
 from .render import Grid, bold, print_diagnostic, progress_step, say, say_text, styled
 
 
@@ -63,8 +63,10 @@ def outline_cmd(recipe, out, corpus, any_module, no_check, as_json):
             dest = dest / default_output(path, rec).with_suffix(".body.ptx").name
     write_atomic(dest, body.ptx)
     data = body.to_json()
+    classes = report.facts.get("live_in_classes", {})
     data.update({"ok": True, "recipe": str(rec.path), "module": str(path),
-                 "output": str(dest), "function": report.target.fn.name})
+                 "output": str(dest), "function": report.target.fn.name,
+                 "live_in_classes": classes})
     if as_json:
         print_json(data)
         return
@@ -75,7 +77,8 @@ def outline_cmd(recipe, out, corpus, any_module, no_check, as_json):
     t.add_row("region", f"{data['region']} of {data['function']} (lines "
                         f"{body.lines[0]}-{body.lines[1]})")
     t.add_row("return convention", body.abi)
-    t.add_row("loaded from parameters", f"{len(body.passed)}: {regs_text(body.passed)}")
+    t.add_row("live-in", live_in_text(classes))
+    t.add_row("loaded from parameters", loaded_text(body.passed, classes))
     t.add_row("recomputed", f"{len(body.recomputed)}: {regs_text(body.recomputed)}"
               + (f" (from {len(body.recompute_statements)} kernel statements)"
                  if body.recomputed else ""))
@@ -160,6 +163,7 @@ def verify_cmd(recipe, arch, optimize, keep, corpus, any_module, no_check, as_js
                       _fmt(row.get("spill_loads")), _fmt(row.get("shared")))
     res_t.print()
     o = res.outline
+    say(f"live-in: {live_in_text(res.live_in_classes)}")
     say(f"body: {len(o.passed)} loaded from parameters, {len(o.recomputed)} recomputed, "
         f"{len(o.returned)} delivered back ({o.abi})")
     say(styled("verified", "green") if res.ok else styled("NOT verified", "red"))

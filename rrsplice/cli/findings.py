@@ -11,6 +11,25 @@ def regs_text(regs) -> str:
     return " ".join(regs or [])
 
 
+def live_in_text(classes: dict) -> str:
+    """`158 (derivable 96, passed 62)`: the live-in classes of a cut, worded the same way by
+    check, apply, liveness, outline and verify."""
+    total = sum(len(v) for v in classes.values())
+    return f"{total} (" + ", ".join(f"{k} {len(v)}" for k, v in sorted(classes.items())) + ")"
+
+
+def loaded_text(loaded: list, classes: dict) -> str:
+    """The body's parameter loads, split into the live-in registers `check` counts as
+    passed and the extra values the call hands over (e.g. a .shared array's address)."""
+    live_passed = set(classes.get("passed", []))
+    extra = [r for r in loaded if r not in live_passed]
+    text = f"{len(loaded)}: {regs_text(loaded)}"
+    if classes:
+        text += (f" ({len(loaded) - len(extra)} live-in passed"
+                 + (f" + {len(extra)} not live-in: {regs_text(extra)}" if extra else "") + ")")
+    return text
+
+
 def finding_path(report, finding):
     """The file a finding is about: the PTX module for a located finding, else the recipe."""
     if finding.line and report.target is not None:
@@ -55,9 +74,7 @@ def facts_grid(facts: dict) -> Grid:
     if facts.get("returned") is not None:
         row("returned", f"{len(facts['returned'])}: {regs_text(facts['returned'])}")
     if facts.get("live_in") is not None:
-        cls = facts.get("live_in_classes", {})
-        row("live-in", f"{len(facts['live_in'])} ("
-            + ", ".join(f"{k} {len(v)}" for k, v in sorted(cls.items())) + ")")
+        row("live-in", live_in_text(facts.get("live_in_classes", {})))
     if facts.get("live_out") is not None:
         row("live-out", f"{len(facts['live_out'])}: {regs_text(facts['live_out'])}")
     sc = facts.get("scratch")
