@@ -7,7 +7,7 @@ well as ZLUDA: special registers are read with ``mov`` first, there is never an 
 ``()``, and with ``--abi param`` every returned value comes back in ONE
 ``.param .align 8 .b8 ret[N]`` array (ptxas allows a single return parameter).
 
-What is passed: phase 1's A fragments (first-use order), its bias seeds (weight-image
+What is passed: the first phase's A fragments (first-use order), its bias seeds (weight-image
 offset order), every other value live into the region that the body cannot reload (the
 weight-image and parameter-block pointers first), copies of special registers, and the
 live-out registers that some path through the region leaves unwritten. Registers the body
@@ -40,6 +40,7 @@ the outlined body's stores. ``rrsplice check`` reports a scratch recipe without 
 from __future__ import annotations
 
 import keyword
+import os
 import re
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -179,6 +180,7 @@ def new_recipe(name: str, module, rng_text: str, *, abi: str = "scratch",
     classes = classify_live_in(fa, rng)
     ph = [p for p in phases(fn, fa) if rng.first <= p.first and p.last <= rng.last]
     p1 = ph[0] if ph else None
+    first_phase = p1.index if p1 is not None else 1
     live_set = set(live_in)
     a_regs, c_regs = [], []
     if p1 is not None:
@@ -298,9 +300,12 @@ def new_recipe(name: str, module, rng_text: str, *, abi: str = "scratch",
            f"--module {module.name} --range {rng} --abi {abi}`).", "",
            f"The cut replaces statements {rng} ({len(rng)} statements) -- physical lines "
            f"{first_line}-{end_line - 1} of {module.name} -- with one `call.uni {callee}`.",
-           f"It holds {n_mma} mma in {len(ph)} phase(s)."]
+           f"It holds {n_mma} mma in {len(ph)} phase(s)"
+           + (f" ({ph[0].index}-{ph[-1].index} as `rrsplice phases` numbers them)."
+              if len(ph) > 1 else f" (phase {ph[0].index} of `rrsplice phases`)." if ph
+              else ".")]
     if p1 is not None:
-        doc.append(f"Phase 1 (s{p1.first}-s{p1.last}, lines {p1.first_line}-{p1.last_line}) "
+        doc.append(f"Phase {p1.index} (s{p1.first}-s{p1.last}, lines {p1.first_line}-{p1.last_line}) "
                    f"is a {p1.geometry} {p1.shape} GEMM: {len(p1.mmas)} mma in "
                    f"{p1.chain_count} chains, {p1.m_tiles} m-tiles x {p1.n_tiles} n-tiles x "
                    f"{p1.k_slices} k-slices, {len(p1.a_fragments)} A fragments.")
@@ -314,8 +319,10 @@ def new_recipe(name: str, module, rng_text: str, *, abi: str = "scratch",
                        f"[{p1.b_weight_range[0]}, {p1.b_weight_range[1]}).")
     doc += ["", f"Live into the region: {len(live_in)} registers. Passed to the callee, in "
             "this order:",
-            f"  * A_REGS: {len(a_regs)} registers of phase 1's A fragments, first-use order,",
-            f"  * C_REGS: {len(c_regs)} phase-1 bias seeds, weight-image offset order,",
+            f"  * A_REGS: {len(a_regs)} registers of phase {first_phase}'s A fragments, "
+            "first-use order,",
+            f"  * C_REGS: {len(c_regs)} phase-{first_phase} bias seeds, weight-image offset "
+            "order,",
             f"  * OTHER_REGS: {len(other_regs)} more (pointers, special values, values some "
             "path leaves unwritten)" + (f": {' '.join(other_regs[:8])}"
                                         + (" ..." if len(other_regs) > 8 else "")
@@ -369,12 +376,12 @@ def new_recipe(name: str, module, rng_text: str, *, abi: str = "scratch",
                 "before the outlined body's stores."]
     for n in notes:
         doc.append("Note: " + n)
-    text = _render(name=name, doc=doc, module=module.name, entry=fn.name, callee=callee,
+    path = Path(out) if out else Path("recipes") / f"{name}.py"
+    text = _render(name=name, doc=doc, module=_module_reference(module, path), entry=fn.name, callee=callee,
                    cut=(first_line, end_line), abi=abi, a_regs=a_regs, c_regs=c_regs,
                    other_regs=other_regs, ret_regs=ret_regs, types=types, scratch=sym,
                    w_reg=w_reg, v_reg=v_reg, layout_size=size, slots=slots,
                    shared=shared, barrier=barrier, own=sym_bytes if own else None)
-    path = Path(out) if out else Path("recipes") / f"{name}.py"
     if path.exists() and not force:
         raise ScaffoldError(f"{path} exists; pass --force to overwrite it")
     from .splice import write_atomic
@@ -492,10 +499,10 @@ CUT_CALL = ({cut0}, {cut1})
 # "param": they come back as the call's return value (one .param .b8 array)
 ABI = {abi!r}
 
-# phase 1's A fragments, in the order its mma first use them
+# the region's first phase's A fragments, in the order its mma first use them
 A_REGS = {a_regs}
 
-# phase 1's bias seeds, in weight-image offset order
+# the region's first phase's bias seeds, in weight-image offset order
 C_REGS = {c_regs}
 
 # other values the body needs: pointers, special values, values not always overwritten
@@ -633,6 +640,22 @@ def recipe():
     """make_ptx.py's recipe for this kernel."""
     return dict(file=MODULE, cut_call=CUT_CALL, call=cut_call(), extern=extern())
 '''
+
+
+def _module_reference(module: Path, recipe_path: Path) -> str:
+    """How the recipe names its module: the bare file name when the corpus lookup finds
+    this very file from the recipe's directory, else its path relative to the recipe (so
+    `check` and `apply` find it without --corpus)."""
+    from .recipe import corpus_dirs
+    recipe_dir = recipe_path.resolve().parent
+    for d, _why in corpus_dirs(None, recipe_dir):
+        cand = d / module.name
+        if cand.is_file():
+            if cand.resolve() == module.resolve():
+                return module.name
+            break
+    rel = os.path.relpath(module.resolve(), recipe_dir)
+    return rel if os.sep in rel else f"./{rel}"
 
 
 def _render(*, name, doc, module, entry, callee, cut, abi, a_regs, c_regs, other_regs,
