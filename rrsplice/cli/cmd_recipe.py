@@ -31,11 +31,6 @@ def print_summary(report) -> None:
                    "recipe's TARGET; zluda when it declares a native BODY; else ptxas).")
 @click.option("-v", "--verbose", is_flag=True, help="Show every finding, info included.")
 @json_option
-@click.option("--target", "target", type=click.Choice(["ptxas", "zluda"]), default=None,
-              help="The profile of the target that consumes the splice (default: the "
-                   "recipe's TARGET; zluda when it declares a native BODY; else ptxas).")
-@click.option("-v", "--verbose", is_flag=True, help="Show every finding, info included.")
-@json_option
 def check_cmd(recipe, corpus, any_module, stage, target, verbose, as_json):
     """Check RECIPE against its module; exit 1 on any error, without writing anything.
 
