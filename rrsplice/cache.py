@@ -35,7 +35,8 @@ if TYPE_CHECKING:
 
 _FORMAT = 2
 _PKG = Path(__file__).resolve().parent
-_MODEL_SOURCES = ("grammar/ptx.lark", "lexicon.py", "parser.py", "operands.py", "model.py")
+_MODEL_SOURCES = ("grammar/ptx.lark", "lexicon.py", "parser.py", "operands.py", "model.py",
+                  "scopes.py")
 _ANALYSIS_SOURCES = ("semantics.py", "cfg.py", "dataflow.py")
 
 _source_hashes: dict = {}
