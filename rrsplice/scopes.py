@@ -18,8 +18,6 @@ The `@` cannot occur in a PTX identifier, so a key never collides with a real na
 
 from __future__ import annotations
 
-from typing import Optional
-
 from .model import (Address, Block, Decl, Function, Guard, Negated, ParenList, PredPair, Reg,
                     Statement, Vector)
 
@@ -136,13 +134,13 @@ def _bind_op(op, keys: dict):
     return op
 
 
-def register_scope(st: Statement) -> Optional[Block]:
-    """The innermost nested block around `st` that declares registers, or None when
-    every enclosing block up to the function body declares none."""
-    blk = st.block
-    body = st.function.body if st.function is not None else None
-    while blk is not None and blk is not body:
+def scope_blocks(fn: Function) -> list:
+    """Every nested block of `fn` that declares registers, outer blocks first."""
+    out = []
+    stack = [i for i in (fn.body.items if fn.body is not None else ()) if isinstance(i, Block)]
+    while stack:
+        blk = stack.pop(0)
         if declared_registers(blk):
-            return blk
-        blk = blk.parent
-    return None
+            out.append(blk)
+        stack[:0] = [i for i in blk.items if isinstance(i, Block)]
+    return out

@@ -125,7 +125,7 @@ def _check_region(rep: Report) -> None:
             if want is not None and want.strip() not in _line_text(m, ln):
                 rep.add("error", "cut-text", f"delete_check expects {want.strip()!r} on line "
                         f"{ln}, which reads {_line_text(m, ln).strip()!r}", line=ln)
-    _check_scopes(rep, fn, rng)
+    _check_scopes(rep, fn, first, last)
     _check_control(rep, fn, rng)
     sp = _check_splice_text(rep, t.text, t.extern, fn, "call text" if rec.form == "cut_call"
                             else "insert text", rng=rng)

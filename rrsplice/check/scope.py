@@ -5,23 +5,28 @@ block may cross the region's boundary (rrsplice.scopes gives each its own identi
 from __future__ import annotations
 
 from ..model import Function
-from ..scopes import declaration_line, is_scoped, register_scope, source_name
+from ..scopes import declaration_line, declared_registers, is_scoped, scope_blocks, source_name
 from ..select import StatementRange
 from .report import Report
 
 
-def _check_scopes(rep: Report, fn: Function, rng: StatementRange) -> None:
-    seen = set()
-    for st in (fn.statements[rng.first - 1], fn.statements[rng.last - 1]):
-        blk = register_scope(st)
-        if blk is None or id(blk) in seen:
+def _check_scopes(rep: Report, fn: Function, first: int, last: int) -> None:
+    """Blocks that declare registers and that the cut (physical lines first..last) enters
+    or leaves without taking in whole."""
+    for blk in scope_blocks(fn):
+        overlaps = blk.line <= last and first <= blk.end_line
+        whole = first <= blk.line and blk.end_line <= last
+        if not overlaps or whole:
             continue
-        seen.add(id(blk))
         names = ", ".join(d.name + (f"<{d.count}>" if d.count is not None else "")
-                          for d in blk.decls if d.space == ".reg")
-        rep.add("error", "cut-scope", f"the region's boundary at {st.sid} (line {st.line}) lies "
-                f"inside the {{ }} block of lines {blk.line}-{blk.end_line}, which declares "
-                f"registers ({names}); cut the whole block or stay outside it", st=st)
+                          for d in declared_registers(blk))
+        inside = [st for st in fn.statements if st.block is not None
+                  and blk.start <= st.start < blk.end and first <= st.line <= last]
+        at = inside[0] if inside else None
+        where = f"lines {first}-{last}"
+        rep.add("error", "cut-scope", f"the cut ({where}) begins or ends inside the {{ }} block "
+                f"of lines {blk.line}-{blk.end_line}, which declares registers ({names}); cut "
+                f"the whole block or stay outside it", st=at, line=None if at else first)
 
 
 def _check_scoped_crossing(rep: Report, fa, rng: StatementRange) -> None:

@@ -12,6 +12,7 @@ from typing import Optional
 
 from ..model import Address, Function, Module, Reg, Statement, Symbol
 from ..select import StatementRange
+from ..scopes import is_scoped, source_name
 from ..semantics import def_use, sort_registers
 from .callsite import _kernel_side, parse_call
 from .common import (_WIDTH, OutlineError, _decl_text, _iter_blocks, _Names, _one_line,
@@ -78,6 +79,7 @@ def build_outline(module: Module, fn: Function, rng: StatementRange, call_text: 
     names = _Names(prefixes)
 
     def width_of(reg: str) -> int:
+        reg = source_name(reg)
         t = kernel_types(reg) or call_types(reg)
         if t is None:
             raise OutlineError(f"register {reg} is not declared in {fn.name} nor in the "
@@ -198,8 +200,8 @@ def build_outline(module: Module, fn: Function, rng: StatementRange, call_text: 
     if missing:
         reach = reach or _Reaching(fn, analysis)
         for reg in missing:
-            if reg in scoped_names and not kernel_types(reg):
-                continue      # a block-scoped name: its block comes with the region
+            if is_scoped(reg) or reg in scoped_names and not kernel_types(reg):
+                continue      # a block-scoped register: its block comes with the region
             chain = _recompute(fn, rng.first, reg, params_by_reg, reach, needs)
             recompute_idx.update(chain)
             recomputed.append(reg)
