@@ -19,6 +19,7 @@ from .common import (_WIDTH, OutlineError, _decl_text, _iter_blocks, _Names, _on
                      _reg_types, _symbols, _type_width)
 from .delivery import _readback_code
 from .recompute import _Reaching, _recompute, _rewrite_param_read
+from .exits import _exits
 from .region import region_needs, region_span
 
 
@@ -184,16 +185,20 @@ def build_outline(module: Module, fn: Function, rng: StatementRange, call_text: 
                                    f"{local_syms[sym].space} {sym}, which a .func cannot see")
         edits.extend(local_edits)
 
+    # ---- where the region leaves: its return, and the exits the call text dispatches on
+    exit_of, exit_lines, dispatch = _exits(fn, rng, site, names, edits)
+
     # ---- what the body must deliver back, and how
     live_at_exit: set = set()
     for rb in site.readbacks:
         live_at_exit.update(rb.registers)
+    live_at_exit.discard(dispatch.register)     # set by the exit code, not by the region
     for reg in sorted(live_at_exit):
         width_of(reg)
     post_lines, post_inputs = _readback_code(site, names, width_of, snapshot)
 
     # ---- what the body's copy of the region needs on entry
-    needs = region_needs(fn, rng, live_at_exit)
+    needs = region_needs(fn, rng, live_at_exit, frozenset(exit_of))
     missing = [r for r in sort_registers(needs) if r not in params_by_reg]
     recomputed: list = []
     recompute_idx: set = set()
@@ -282,6 +287,7 @@ def build_outline(module: Module, fn: Function, rng: StatementRange, call_text: 
     nl = "\r\n" if "\r\n" in region_text[:2000] else "\n"
     out.append(region_text.rstrip("\r\n").replace(nl, "\n"))
     out.append("\t// ---- end of region ----")
+    out.extend(exit_lines)
     if post_lines:
         out.append("\t// the values the call text reads back")
         out.extend(post_lines)

@@ -170,7 +170,7 @@ def _call_lists(st: Statement) -> tuple:
 
 
 def _dest_regs(op) -> list:
-    return [r.key for r in op.registers() if not r.special]
+    return [r.name for r in op.registers() if not r.special]
 
 
 def _readback(st: Statement, ret_pos: dict, ext: Function) -> Optional[ReadBack]:
