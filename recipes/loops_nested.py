@@ -1,5 +1,4 @@
-"""Splice recipe for nested (scaffolded by `rrsplice recipe new loops_nested --module
-loops_sm90.ptx --range s16-s125 --abi param`).
+"""Splice recipe for nested (scaffolded by `rrsplice recipe new loops_nested --module corpus_fixtures/loops/loops_sm90.ptx --range s16-s125 --abi param`).
 
 The cut replaces statements s16-s125 (110 statements) -- physical lines 97-214 of
 loops_sm90.ptx -- with one `call.uni d4r_loops_nested`.
@@ -13,6 +12,13 @@ Live into the region: 5 registers. Passed to the callee, in this order:
 
 Live out of the region (RET_REGS): 1 registers: %r91.
 They come back as the call's return value, one 4-byte .param array read with ld.param.
+
+Fragment maps (`rrsplice fragments` on this recipe; layouts from PTX ISA 9.7.14.5): what
+each passed and returned register holds in its phase's matrices A[row][k] and
+C/D[row][n], per lane (g, t) and element e; bias seeds with their weight-image bytes.
+RET_REGS (0 of 1 are mma fragments; g = lane>>2, t = lane%4, e = byte or half within the
+register):
+  not a fragment of a phase inside the cut: %r91
 """
 
 MODULE = 'loops/loops_sm90.ptx'
@@ -29,10 +35,10 @@ CUT_CALL = (97, 215)
 # "param": they come back as the call's return value (one .param .b8 array)
 ABI = 'param'
 
-# phase 1's A fragments, in the order its mma first use them
+# the region's first phase's A fragments, in the order its mma first use them
 A_REGS = []
 
-# phase 1's bias seeds, in weight-image offset order
+# the region's first phase's bias seeds, in weight-image offset order
 C_REGS = []
 
 # other values the body needs: pointers, special values, values not always overwritten
@@ -60,6 +66,9 @@ REG_TYPES = {"%rd1": ".b64", "%rd2": ".b64"}
 SHARED = []
 
 SCRATCH = None
+# bytes of the recipe's own .shared array SCRATCH (declared by extern()), when no array of
+# the kernel could carry the returns; None when SCRATCH is the kernel's own
+OWN_SCRATCH = None
 # "thread": a thread's slot is at its linear index in the block x RET_STRIDE;
 # "lane": at %laneid x RET_STRIDE (every warp of the block uses the same 32 slots)
 SLOTS = 'lane'
@@ -167,10 +176,13 @@ def extern():
     params += [".param .b32 %s_shared%d" % (CALLEE, i) for i in range(len(SHARED))]
     if ABI == "scratch" and _RETURNS:
         params.append(".param .b32 %s_scratch" % CALLEE)
+    own = ""
+    if OWN_SCRATCH:
+        own = ".shared .align 16 .b8 %s[%d];\n" % (SCRATCH, OWN_SCRATCH)
     ret = ""
     if ABI == "param" and _RETURNS:
         ret = "(.param .align 8 .b8 %s_ret[%d]) " % (CALLEE, _ret_layout()[1])
-    text = ".extern .func %s%s" % (ret, CALLEE)
+    text = own + ".extern .func %s%s" % (ret, CALLEE)
     if params:
         text += "\n(\n\t" + ",\n\t".join(params) + "\n)"
     return text + "\n;\n"

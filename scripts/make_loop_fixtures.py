@@ -22,6 +22,7 @@ Deterministic: nvcc runs from the repository root on relative paths without -lin
 from __future__ import annotations
 
 import argparse
+import re
 import subprocess
 import sys
 import tempfile
@@ -71,9 +72,10 @@ def build(out_ptx: Path, recipes: Path) -> list:
         rng = loop_range(fn, head, uni)
         dest = recipes / f"{name}.py"
         new_recipe(name, out_ptx, rng, abi="param", entry=kernel, out=dest, force=True)
+        # name the module the way the repository's recipes do, wherever it was built
         text = dest.read_text()
-        text = text.replace(f"MODULE = {out_ptx.name!r}", f"MODULE = {MODULE!r}", 1)
-        text = text.replace(f"--module {out_ptx.name}", f"--module {PTX}")
+        text = re.sub(r"^MODULE = .*$", f"MODULE = {MODULE!r}", text, count=1, flags=re.M)
+        text = re.sub(r"--module\s+\S+", f"--module {PTX}", text, count=1)
         dest.write_text(text)
         written.append(dest)
     return written
