@@ -15,6 +15,7 @@ from .dataflow import _check_dataflow
 from .debug import _check_point
 from .legacy import _check_body, _check_truncate
 from .report import Report
+from .rewrites import check_rewrites
 from .source import _line_text, _region_text
 from ..cache import load_module
 from .target import build_target, recipe_for_stage
@@ -51,6 +52,7 @@ def check_recipe(recipe, corpus=None, *, stage: Optional[str] = None,
         _check_truncate(rep)
     elif t.kind == "body":
         _check_body(rep)
+    check_rewrites(rep)
     return rep
 
 
