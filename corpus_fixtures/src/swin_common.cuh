@@ -433,7 +433,13 @@ __device__ __forceinline__ void rr_swin_body(const RrSwinParams& p, uint32_t* sm
     const float4 pin = __ldg(p.plane_in + (y * p.width + x));
     const __half2 s0 = __floats2half2_rn(col.x * p.in_scale + pin.x, col.y * p.in_scale + pin.y);
     const __half2 s1 = __floats2half2_rn(col.z * p.in_scale + pin.z, gui.x + gui.y * pin.w);
+#if defined(RRSWIN_HDR)
+    // variant: HDR modulates the third scale by the colour (more registers of every class)
+    const __half2 s2 = __hmul2(__floats2half2_rn(gui.z + 1.0f, gui.w - 1.0f),
+                               __floats2half2_rn(1.0f + col.x * 0.1171875f, 1.0f - col.y * 0.1171875f));
+#else
     const __half2 s2 = __floats2half2_rn(gui.z + 1.0f, gui.w - 1.0f);
+#endif
     const __half* ar = p.arena + ((((blockIdx.y * gridDim.x + blockIdx.x) * 4 + wz) * 32 + lane) * (A0 * 2));
     uint32_t a[A0];
 #pragma unroll

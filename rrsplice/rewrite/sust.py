@@ -121,3 +121,37 @@ class SustRule(Rule):
             if not fits(fn, v, _SIZE[kind.value_type]):
                 return bad(f"value {v} is not {_SIZE[kind.value_type]} bytes wide")
         return [str(addr.base)] + [str(c) for c in coords.items] + [str(v) for v in vals.items]
+
+
+_REG = {".b16": ("%rs", ".b16"), ".b32": ("%r", ".b32"), ".b64": ("%rd", ".b64")}
+_PREFIX_TYPE = {prefix: t for prefix, t in _REG.values()}
+
+
+def reference_bodies(version: str = "8.0", target: str = "sm_90", kinds=None) -> str:
+    """A PTX module defining every helper as the surface store it replaces: linked with a
+    rewritten module (``ptxas -c`` + ``nvlink``) it must behave exactly like the original,
+    which is how the rewrite is checked on NVIDIA hardware."""
+    out = [f".version {version}", f".target {target}", ".address_size 64", ""]
+    for name in kinds or SUST_KINDS:
+        kind = SUST_KINDS[name]
+        sig = signature(kind)
+        params = ", ".join(f".param {t} {kind.helper}_{r}" for t, r in sig)
+        out.append(f".visible .func {kind.helper}({params})")
+        out.append("{")
+        counts: dict = {}
+        regs = []
+        for t, r in sig:
+            prefix, rt = _REG[t]
+            counts[prefix] = counts.get(prefix, 0) + 1
+            regs.append(f"{prefix}{counts[prefix]}")
+        for prefix, n in counts.items():
+            out.append(f"\t.reg {_PREFIX_TYPE[prefix]} {prefix}<{n + 1}>;")
+        for (t, r), reg in zip(sig, regs):
+            out.append(f"\tld.param{t} \t{reg}, [{kind.helper}_{r}];")
+        s, x, y, *vals = regs
+        vec = "{" + ", ".join(vals) + "}"
+        out.append(f"\t{kind.opcode} \t[{s}, {{{x}, {y}}}], {vec};")
+        out.append("\tret;")
+        out.append("}")
+        out.append("")
+    return "\n".join(out)
