@@ -100,9 +100,9 @@ def run_tests(where: Path, tests: list, timeout: float) -> tuple:
     return "killed", dt, (failed[0] if failed else tail)
 
 
-def applies(m) -> bool:
-    """Whether `m`'s target text occurs as the spec expects in the checkout."""
-    path = ROOT / m.path
+def applies(m, root: Path = ROOT) -> bool:
+    """Whether `m`'s target text occurs as the spec expects in the checkout (or copy)."""
+    path = root / m.path
     if not path.exists():
         return False
     n = path.read_text().count(m.find)
@@ -113,9 +113,9 @@ def apply_mutation(scratch: Path, m) -> str | None:
     """Write the mutated module into `scratch`; None when the target text is not found
     exactly `m.count` times (the code changed since the spec was written)."""
     path = scratch / m.path
-    if not applies(m):
+    if not applies(m, scratch):
         return None
-    orig = (ROOT / m.path).read_text()
+    orig = path.read_text()
     if m.occurrence is None:
         new = orig.replace(m.find, m.replace, 1)
     else:
