@@ -306,10 +306,13 @@ _parser = None
 
 
 def _lark() -> Lark:
+    """The parser, built in-process (about 60 ms). Never Lark's `cache=True`: that loads a
+    pickle from a predictable name in the shared temp directory, which any local user could
+    plant."""
     global _parser
     if _parser is None:
         _parser = Lark(grammar_text(_GRAMMAR.read_text()), parser="lalr", lexer="contextual",
-                       transformer=_Build(), cache=True, maybe_placeholders=False)
+                       transformer=_Build(), cache=False, maybe_placeholders=False)
     return _parser
 
 
