@@ -68,14 +68,14 @@ def test_piped_liveness_lists_every_register_on_its_row():
 
 
 def test_long_paths_and_markup_in_data_are_printed_literally(tmp_path):
-    name = "[bold]x[/bold]:x::warning:" + "d" * 150 + ".ptx"
+    name = "[bold]x[red] :x: :warning:" + "d" * 150 + ".ptx"
     p = tmp_path / name
     shutil.copyfile(FIXTURES / "small" / "calls.ptx", p)
     r = cli("parse", p)
     assert r.returncode == 0, r.stderr
     [row] = [ln for ln in r.stdout.splitlines() if "calls" in ln or name in ln]
     assert str(p) in row and "identical" in row
-    broken = tmp_path / "[red]bad[/red] :x:.ptx"
+    broken = tmp_path / "[red]bad[bold] :x:.ptx"
     broken.write_text(".version 8.7\n.target sm_89\n.entry k()\n{\n\tmov.u32 %r1 1;\n}\n")
     r = cli("mma", broken)
     assert r.returncode == 2
@@ -185,7 +185,7 @@ def test_scaffolded_recipe_for_a_module_elsewhere_checks_without_flags(tmp_path)
     text = out.read_text()
     assert "Phase 2 (s556-s563" in text and "(2-7 as `rrsplice phases` numbers them)" in text
     phases = json.loads(cli("phases", TINY, "--json").stdout)["phases"]
-    assert (phases[1]["index"], phases[1]["first"]) == (2, 556)
+    assert (phases[1]["index"], phases[1]["statements"][0]) == (2, 556)
     r = cli("stages", "new", out, "--phase", "2", "--json")
     assert r.returncode == 0, r.stderr
     assert json.loads(r.stdout)["name"] == "tiny.p2_out"
