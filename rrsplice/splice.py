@@ -12,7 +12,6 @@ an existing directory. The input is never overwritten.
 
 from __future__ import annotations
 
-import os
 import tempfile
 import time
 from dataclasses import dataclass, field
@@ -60,6 +59,7 @@ class ApplyResult:
                 "passed": f.get("passed", []), "returned": f.get("returned", []),
                 "live_in": f.get("live_in"), "live_out": f.get("live_out"),
                 "stage": f.get("stage"), "scratch": f.get("scratch"),
+                "rewrites": f.get("rewrites"),
                 "edits": [{"start": e.start, "end": e.end, "bytes": len(e.text), "why": e.why}
                           for e in self.edits],
                 "bytes_in": self.bytes_in, "bytes_out": self.bytes_out,
@@ -114,6 +114,8 @@ def build_edits(target: Target) -> list[Edit]:
         s, e = m.byte_offset(b.start) + 1, m.byte_offset(b.end) - 1
         edits.append(Edit(s, e, nl + _nl(_with_newline(target.text.strip("\r\n")), nl),
                           f"body of {fn.name}"))
+    if target.rewrites is not None:
+        edits += target.rewrites.edits(m)
     if target.extern and fn is not None and target.kind != "point":
         pos = line_start(fn.line)
         edits.append(Edit(pos, pos, _nl(_with_newline(target.extern), nl) + nl,
@@ -130,10 +132,8 @@ def default_output(input_path: Path, rec: Recipe, stage: Optional[str] = None) -
 
 
 def _same_file(a: Path, b: Path) -> bool:
-    try:
-        return a.resolve() == b.resolve() or (b.exists() and os.path.samefile(a, b))
-    except OSError:
-        return False
+    from .fsutil import same_file
+    return same_file(a, b)
 
 
 def apply(recipe, *, corpus=None, out=None, stage: Optional[str] = None,
@@ -180,13 +180,15 @@ def apply(recipe, *, corpus=None, out=None, stage: Optional[str] = None,
             dest = dest / default_output(Path(path), rec, stage).name
     if _same_file(Path(path), dest):
         raise ApplyError(f"refusing to write over the input module {path}; choose another -o")
+    if _same_file(rec.path, dest):
+        raise ApplyError(f"refusing to write over the recipe {rec.path}; choose another -o")
     try:
         parse_bytes(data, str(dest))
     except ParseError as exc:
         raise ApplyError("the patched module does not parse; nothing written:\n"
                          + exc.render()) from None
     if write:
-        write_atomic(dest, data)
+        write_atomic(dest, data, protect=(path, rec.path))
         res.output = dest
     res.seconds = time.perf_counter() - t0
     if ptxas and write:

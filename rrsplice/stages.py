@@ -150,12 +150,12 @@ def add_stage(recipe, *, at: Optional[str] = None, line: Optional[int] = None,
     else:
         new = text + ("" if text.endswith("\n") else "\n") + "\n\n" + block
     from .splice import write_atomic
-    write_atomic(path, new.encode("utf-8"))
+    write_atomic(path, new.encode("utf-8"), protect=(mpath,))
     # make sure the edited recipe still loads
     try:
         load_recipe(path).stages()
     except RecipeError as exc:
-        path.write_text(text, encoding="utf-8")
+        write_atomic(path, text.encode("utf-8"), protect=(mpath,))
         raise StageError(f"the edited recipe no longer loads; restored it: {exc}") from None
     st = rep.facts.get("stage", {})
     return {"recipe": str(path), "name": qname, "line": line, "after": st.get("after"),

@@ -224,8 +224,9 @@ def verify(recipe, arch: Optional[str] = None, *, corpus=None, optimize: bool = 
         p_orig = path
         p_patched = work / f"{stem}.patched.ptx"
         p_body = work / f"{stem}.body.ptx"
-        p_patched.write_bytes(patched)
-        p_body.write_bytes(body.ptx)
+        from .fsutil import write_atomic
+        write_atomic(p_patched, patched, protect=(path, rec.path))
+        write_atomic(p_body, body.ptx, protect=(path, rec.path))
         o_orig = work / f"{stem}.original.{arch}.cubin"
         o_patched = work / f"{stem}.patched.{arch}.o"
         o_body = work / f"{stem}.body.{arch}.o"

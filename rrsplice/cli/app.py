@@ -23,6 +23,7 @@ COMMAND_MODULES = {
     "check": "cmd_recipe", "apply": "cmd_recipe", "recipe": "cmd_recipe",
     "stages": "cmd_recipe",
     "outline": "cmd_outline", "verify": "cmd_outline",
+    "fragments": "cmd_fragments", "descriptor": "cmd_descriptor",
     "doctor": "cmd_doctor",
 }
 

@@ -59,13 +59,23 @@ def mma_cmd(file, entry, as_json):
 
 @main.command("phases", epilog=examples(
     "rrsplice phases corpus_fixtures/swin_tiny_sm89.ptx",
-    "rrsplice phases corpus_fixtures/0021-PREPASS_ENTRYPOINT_NAME.ptx --json"))
-@click.argument("file", type=click.Path(dir_okay=False))
+    "rrsplice phases corpus_fixtures/0021-PREPASS_ENTRYPOINT_NAME.ptx --json",
+    "rrsplice phases --all corpus_fixtures"))
+@click.argument("file", required=False, type=click.Path(dir_okay=False))
+@click.option("--all", "all_dir", type=click.Path(exists=True), default=None, metavar="DIR",
+              help="Survey every .ptx under DIR in parallel workers (as `descriptor --all`).")
+@click.option("--workers", type=int, default=None, help="Worker processes for --all.")
 @entry_option
 @json_option
-def phases_cmd(file, entry, as_json):
+def phases_cmd(file, all_dir, workers, entry, as_json):
     """The phases (GEMMs) of FILE's mma: ranges, geometry, chains, weight-image offsets and
     what the gap before the next phase does. docs/phases.md says how phases are delimited."""
+    if all_dir is not None or file is None:
+        if file is not None or all_dir is None:
+            raise RRSpliceError("give FILE, or --all DIR (not both)")
+        from .cmd_descriptor import corpus_table
+        corpus_table(all_dir, as_json, workers)
+        return
     from ..mma import phases
     module, fn = _load(file, entry, as_json)
     fa = _analysis(module, fn)

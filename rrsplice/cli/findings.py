@@ -63,6 +63,7 @@ def facts_grid(facts: dict) -> Grid:
 
     row("module", facts.get("module"))
     row("function", facts.get("function"))
+    row("target", facts.get("target"))
     if facts.get("lines"):
         a, b = facts["lines"]
         row("cut", f"lines {a}-{b} ({b - a + 1} lines), statements {facts.get('statements')} "
