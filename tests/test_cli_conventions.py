@@ -121,7 +121,7 @@ def test_errors_are_one_diagnostic_line(tmp_path):
     (["liveness", TINY, "--range", "s10-s999999"], "is outside rrswin_tiny_kernel, which has"),
     (["liveness", TINY, "--lines", "847-999999"], "reach outside rrswin_tiny_kernel"),
     (["liveness", TINY, "--lines", "900-800"], "is reversed: line 900 comes after line 800"),
-    (["mma", "no/such/file.ptx"], "no/such/file.ptx: error: No such file"),
+    (["mma", "no/such/file.ptx"], "no/such/file.ptx: error: no such PTX file"),
     (["check", RECIPES / "swin_dec2.py", "--corpus", "no/such/dir"],
      "--corpus no/such/dir: no such directory"),
     (["apply", RECIPES / "swin_tiny_sm89.py", "--ptxas", "sm_999"],
@@ -236,3 +236,30 @@ def test_readme_documents_every_environment_variable_and_exit_code():
     assert used and all(f"`{v}`" in readme for v in used), used
     assert "### Exit codes" in readme and "### Shell completion" in readme
     assert (ROOT / "rrsplice" / "py.typed").is_file()
+
+
+def _help_examples() -> list:
+    out = []
+    names = sorted(set(COMMAND_MODULES) - {"recipe", "stages", "cache"}) + ["recipe new",
+                                                                          "stages new"]
+    for name in names:
+        text = CliRunner().invoke(main, [*name.split(), "--help"]).output
+        out += [ln.strip() for ln in text.split("Examples:", 1)[-1].splitlines()
+                if ln.startswith("  rrsplice ")]
+    return out
+
+
+@pytest.mark.slow
+def test_read_only_help_examples_run():
+    """Every example in --help that only reads (no -o, no writer command) works as written."""
+    import shlex
+    writers = ("apply", "verify", "outline", "recipe", "stages")
+    ran = 0
+    for example in _help_examples():
+        args = shlex.split(example.split("|")[0])[1:]
+        if args[0] in writers or "-o" in args or "--all" in args:
+            continue
+        r = cli(*args)
+        assert r.returncode == 0, (example, r.stderr[-2000:])
+        ran += 1
+    assert ran >= 15
