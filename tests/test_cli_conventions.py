@@ -218,7 +218,7 @@ def test_doctor_says_what_is_missing_and_how_to_get_it(tmp_path, ptxas_path):
 
 def test_every_command_has_help_examples():
     names = sorted(set(COMMAND_MODULES) - {"recipe", "stages", "cache"})
-    names += ["recipe new", "stages new"]
+    names += ["recipe new", "recipe port", "stages new"]
     for name in names:
         r = CliRunner().invoke(main, [*name.split(), "--help"])
         assert r.exit_code == 0, name
