@@ -9,17 +9,18 @@ from typing import Optional
 
 from ..errors import ParseError
 from ..model import Function, Module
-from ..parser import parse_bytes
+from ..parser import _blank_comments, parse_bytes
 from ..scopes import source_name
 
 
 PROBE = "__rrsplice_probe"
-_HEADER = ".version 8.7\n.target sm_89\n.address_size 64\n"
+# the module header a recipe's snippets (call text, extern) are parsed under
+SNIPPET_HEADER = ".version 8.7\n.target sm_89\n.address_size 64\n"
 
 
 def _strip_comments(text: str) -> str:
-    text = re.sub(r"/\*.*?\*/", lambda m: re.sub(r"[^\n]", " ", m.group(0)), text, flags=re.S)
-    return re.sub(r"//[^\n]*", "", text)
+    """`text` with comments (and strings) blanked, newlines kept: the parser's scanner."""
+    return _blank_comments(text)
 
 
 @dataclass
@@ -61,7 +62,7 @@ def parse_splice_text(text: str, extern: Optional[str] = None, *, what: str = "c
     ext = (extern or "")
     if ext and not ext.endswith("\n"):
         ext += "\n"
-    head = _HEADER + ext
+    head = SNIPPET_HEADER + ext
     if ext:
         try:
             em = parse_bytes((head).encode("utf-8"), "<extern>")

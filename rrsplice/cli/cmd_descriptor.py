@@ -10,7 +10,7 @@ import click
 
 from ..errors import RRSpliceError
 from ..select import select_function
-from .app import entry_option, json_option, main, note, print_json
+from .app import entry_option, examples, json_option, main, note, print_json
 from .render import _console, stderr_is_terminal
 
 
@@ -46,7 +46,10 @@ def corpus_table(root: str, as_json: bool, workers) -> None:
                err=True)
 
 
-@main.command("descriptor")
+@main.command("descriptor", epilog=examples(
+    "rrsplice descriptor corpus_fixtures/swin_tiny_sm89.ptx",
+    "rrsplice descriptor recipes/swin_dec2.py -o /tmp/descriptor_dec2.py",
+    "rrsplice descriptor --all corpus_fixtures"))
 @click.argument("target", required=False, type=click.Path(dir_okay=False))
 @click.option("-o", "--output", type=click.Path(dir_okay=False), default=None,
               metavar="FILE", help="Write the descriptor here (e.g. descriptor_<layer>.py) "
