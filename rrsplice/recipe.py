@@ -31,6 +31,7 @@ The PTX module is resolved by :func:`resolve_module`: ``--corpus DIR``, ``$RRSPL
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import importlib.util
 import itertools
@@ -146,11 +147,7 @@ class Recipe:
             if not callable(fn):
                 raise RecipeError(self.path, "`stages` must be a function returning "
                                   "{name: (line, [regs])}", "stages")
-            try:
-                table = fn()
-            except Exception as exc:  # noqa: BLE001 - users' code
-                raise RecipeError(self.path, f"stages() raised {_exc_summary(exc, self.path)}",
-                                  "stages") from None
+            table = call_user(self.path, "stages", "stages()", fn)
         if not isinstance(table, dict):
             raise RecipeError(self.path, f"stages() returned {type(table).__name__}, "
                               "expected a dict {name: (line, [regs])}", "stages")
@@ -158,6 +155,7 @@ class Recipe:
         for name, val in table.items():
             if not isinstance(name, str):
                 raise RecipeError(self.path, f"stage name {name!r} is not a string", "stages")
+            check_stage_name(self.path, name)
             out[name] = _line_regs(self.path, f"stages[{name!r}]", val)
         return out
 
@@ -198,6 +196,32 @@ def _exc_summary(exc: BaseException, path: Path) -> str:
     return f"{type(exc).__name__}: {exc}{where}"
 
 
+_SAFE_NAME = re.compile(r"[^/\\\x00]+")
+
+
+def check_stage_name(path, name: str, key: str = "stages") -> str:
+    """A debug-stage (or layer) name becomes part of an output file name: no path
+    separators, no `..`, no NUL, so no output lands outside `out/`."""
+    if not _SAFE_NAME.fullmatch(name) or ".." in name or name.strip(". ") == "":
+        raise RecipeError(path, f"stage name {name!r} may not contain '/', '\\', '..' or "
+                          "NUL (it names an output file)", key)
+    return name
+
+
+def call_user(path, key: str, what: str, fn, *args):
+    """Run the recipe's own code `fn(*args)`: whatever it raises (SystemExit and
+    KeyboardInterrupt included) becomes a RecipeError naming the recipe, so no recipe can
+    end rrsplice early and fake a result; what it prints goes to stderr, so `--json` output
+    stays one JSON document."""
+    try:
+        with contextlib.redirect_stdout(sys.stderr):
+            return fn(*args)
+    except RecipeError:
+        raise
+    except BaseException as exc:  # noqa: BLE001 - users' code, any exit included
+        raise RecipeError(path, f"{what} raised {_exc_summary(exc, path)}", key) from None
+
+
 def import_recipe(path) -> Any:
     """Import the recipe file under a unique module name (two recipes with the same file
     name never share a module)."""
@@ -213,12 +237,13 @@ def import_recipe(path) -> Any:
     mod = importlib.util.module_from_spec(spec)
     sys.modules[modname] = mod
     try:
-        spec.loader.exec_module(mod)
+        with contextlib.redirect_stdout(sys.stderr):
+            spec.loader.exec_module(mod)
     except SyntaxError as exc:
         sys.modules.pop(modname, None)
         raise RecipeError(path, f"does not import: SyntaxError: {exc.msg} "
                           f"(line {exc.lineno})") from None
-    except (Exception, SystemExit) as exc:  # noqa: BLE001 - users' code
+    except BaseException as exc:  # noqa: BLE001 - users' code, any exit included
         sys.modules.pop(modname, None)
         raise RecipeError(path, f"does not import: {_exc_summary(exc, path)}") from None
     return mod
@@ -238,11 +263,7 @@ def load_recipe(path, *, debug: Optional[str] = None) -> Recipe:
             raise RecipeError(path, "defines no recipe() function", "recipe")
         if not callable(fn):
             raise RecipeError(path, "`recipe` is not a function", "recipe")
-        try:
-            raw = fn()
-        except Exception as exc:  # noqa: BLE001 - users' code
-            raise RecipeError(path, f"recipe() raised {_exc_summary(exc, path)}",
-                              "recipe") from None
+        raw = call_user(path, "recipe", "recipe()", fn)
         env_value = os.environ.get(DEBUG_ENV)
     rec = normalise(path, mod, raw)
     rec.debug_env = env_value
@@ -419,7 +440,7 @@ def entry_candidates(rec: Recipe) -> list[tuple[str, str]]:
 def recipe_layer(rec: Recipe) -> str:
     layer = rec.constants.get("LAYER") or getattr(rec.module, "LAYER", None)
     if isinstance(layer, str) and layer:
-        return layer
+        return check_stage_name(rec.path, layer, "LAYER")
     m = _FILE_LAYER.match(rec.path.stem)
     if m:
         return m.group(1)

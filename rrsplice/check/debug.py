@@ -143,11 +143,8 @@ def debug_block_text(rec: Recipe, t: Target, fn: Function) -> str:
     if blk is not None:
         if isinstance(blk, str):
             return blk
-        try:
-            text = blk(regs)
-        except Exception as exc:  # noqa: BLE001 - users' code
-            raise RecipeError(rec.path, f"debug_block({regs!r}) raised "
-                              f"{type(exc).__name__}: {exc}", "debug_block") from None
+        from ..recipe import call_user
+        text = call_user(rec.path, "debug_block", f"debug_block({regs!r})", blk, regs)
         if not isinstance(text, str):
             raise RecipeError(rec.path, f"debug_block() returned {type(text).__name__}, "
                               "expected the PTX text", "debug_block")
