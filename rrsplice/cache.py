@@ -41,7 +41,7 @@ if TYPE_CHECKING:
 _FORMAT = 3
 _PKG = Path(__file__).resolve().parent
 _MAGIC = b"rrsplice-cache 3\n"
-AREAS = ("modules", "analysis", "reports", "facts")
+AREAS = ("modules", "analysis", "reports", "facts", "corpus")
 DEFAULT_MAX_MB = 1024
 
 _code_hash: dict = {}
@@ -385,27 +385,64 @@ def remember_json(area: str, key: str, sources: tuple, compute,
     package's code, so an edited input or tool never serves a stale answer; an entry that
     does not verify, or whose value `accept` rejects, is a miss, and a cache that cannot be
     written is skipped. (`sources` is no longer needed: every key covers all the code.)"""
-    import json
+    entry = _json_entry(area, key)
+    if entry is None:
+        return compute()
+    hit = _read_json_entry(entry, accept)
+    if hit is not None:
+        return hit[0]
+    result = compute()
+    _write_json_entry(entry, result)
+    return result
+
+
+def _json_entry(area: str, key: str) -> Optional[Path]:
+    """Where the JSON entry for (area, key) lives under the current code, or None when the
+    cache is off or its directory is not trusted."""
     d = _trusted_dir(area) if enabled() else None
     if d is None:
-        return compute()
+        return None
     digest = hashlib.sha256(f"{key}|{_code_fingerprint()}".encode()).hexdigest()
-    entry = d / f"{digest}.json"
+    return d / f"{digest}.json"
+
+
+def _read_json_entry(entry: Path, accept: Callable = lambda v: True):
+    """(value,) when `entry` verifies and `accept`s its value, else None (a miss)."""
+    import json
     payload = _open_entry(entry)
-    if payload is not None:
-        try:
-            box = json.loads(payload.decode("utf-8"))
-            if isinstance(box, dict) and set(box) == {"value"} and accept(box["value"]):
-                return box["value"]
-        except (ValueError, UnicodeDecodeError, RecursionError):
-            pass
-    result = compute()
+    if payload is None:
+        return None
     try:
-        payload = json.dumps({"value": result}, sort_keys=True).encode("utf-8")
+        box = json.loads(payload.decode("utf-8"))
+    except (ValueError, UnicodeDecodeError, RecursionError):
+        return None
+    if isinstance(box, dict) and set(box) == {"value"} and accept(box["value"]):
+        return (box["value"],)
+    return None
+
+
+def _write_json_entry(entry: Path, value) -> None:
+    import json
+    try:
+        payload = json.dumps({"value": value}, sort_keys=True).encode("utf-8")
     except (TypeError, ValueError, RecursionError):
-        return result
+        return
     _store(entry, payload)
-    return result
+
+
+def peek_json(area: str, key: str, sources: tuple = (), accept: Callable = lambda v: True):
+    """What `remember_json` would serve for (area, key), or None on a miss (so a caller can
+    decide where to compute the misses, e.g. in worker processes)."""
+    entry = _json_entry(area, key)
+    hit = _read_json_entry(entry, accept) if entry is not None else None
+    return None if hit is None else hit[0]
+
+
+def store_json(area: str, key: str, sources: tuple, value) -> None:
+    """Remember `value` for `peek_json`/`remember_json`; silently skipped when it cannot."""
+    entry = _json_entry(area, key)
+    if entry is not None:
+        _write_json_entry(entry, value)
 
 
 def load_report(kind: str, data: bytes, query: dict, compute) -> dict:

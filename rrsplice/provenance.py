@@ -792,7 +792,8 @@ def _is_predicate(eng: "_Engine", reg: str) -> bool:
 def classify_live_in(fa, rng, passed=None) -> list[LiveIn]:
     """Classify each live-in register of statement range `rng` for a native body.
 
-    * passed    -- a value the body must be handed
+    * passed    -- a value the body must be handed (with `passed`: one the call hands
+                   over, a predicate included; without: the least set a call must pass)
     * derivable -- every definition reaching the range is a read-only-looking load at a
                    constant offset from a pointer register that is itself live-in to the
                    range (and not itself derivable), with the same pointer value at the
@@ -832,6 +833,10 @@ def classify_live_in(fa, rng, passed=None) -> list[LiveIn]:
     out = []
     for r in live:
         d = defs_of[r]
+        if r in pred and passed_set is not None and r in passed_set:
+            # the call text converts it to an integer and passes that: accepted
+            out.append(LiveIn(r, "passed", "passed (predicate register)", d))
+            continue
         if r in pred:
             out.append(LiveIn(r, "other", "predicate register: cannot be passed as a value "
                                           "(pass it as an integer or recompute it)", d))

@@ -194,10 +194,19 @@ def test_a_module_defining_the_entry_is_used_and_reported(tmp_path, monkeypatch)
     shutil.copyfile(BUNDLED_CORPUS / "0022-PREPASS_ENTRYPOINT_NAME.ptx",
                     corpus / "0021-PREPASS_ENTRYPOINT_NAME.ptx")
     right = _dec2_copy(corpus, "0030-renamed.ptx")
-    path, note = resolve_module(load_recipe(SEED), corpus)
+    # never silently: without being asked, a module that lacks the entry is an error ...
+    with pytest.raises(ModuleNotFound, match="does not define cuda_dldn_engine_swin_dec2"
+                                             "_kernel.*--any-module would use"):
+        resolve_module(load_recipe(SEED), corpus)
+    with pytest.raises(ModuleNotFound):
+        apply(SEED, corpus=corpus, out=tmp_path / "o.ptx")
+    assert not (tmp_path / "o.ptx").exists()
+    # ... and with --any-module the module that does define it is used, and said
+    path, note = resolve_module(load_recipe(SEED), corpus, any_module=True)
     assert path == right
     assert "does not define cuda_dldn_engine_swin_dec2_kernel" in note
-    res = apply(SEED, corpus=corpus, out=tmp_path / "o.ptx")
+    assert "--any-module" in note
+    res = apply(SEED, corpus=corpus, out=tmp_path / "o.ptx", any_module=True)
     assert res.report.target.note == note
 
 

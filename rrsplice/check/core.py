@@ -23,14 +23,17 @@ from .text import _strip_comments
 
 def check_recipe(recipe, corpus=None, *, stage: Optional[str] = None,
                  module_path: Optional[Path] = None, module: Optional[Module] = None,
-                 analyse: bool = True) -> Report:
-    """Run every check of `recipe` (a Recipe or a path) against its module."""
+                 any_module: bool = False, target: Optional[str] = None) -> Report:
+    """Run every check of `recipe` (a Recipe or a path) against its module, then the lints
+    of the target profile (`target`, else the recipe's own: see `check.profiles`)."""
+    from .profiles import check_profile, default_profile, run_profile
     rec = recipe if isinstance(recipe, Recipe) else load_recipe(recipe)
+    profile = check_profile(target) if target is not None else default_profile(rec)
     if stage is not None:
         rec, stage = recipe_for_stage(rec, stage)
     note = None
     if module_path is None:
-        module_path, note = resolve_module(rec, corpus)
+        module_path, note = resolve_module(rec, corpus, any_module=any_module)
     if module is None:
         module = load_module(module_path)
     t = build_target(rec, Path(module_path), module, note, stage)
@@ -51,6 +54,8 @@ def check_recipe(recipe, corpus=None, *, stage: Optional[str] = None,
         _check_truncate(rep)
     elif t.kind == "body":
         _check_body(rep)
+    rep.facts["target"] = profile
+    run_profile(rep, profile)
     return rep
 
 

@@ -42,12 +42,7 @@ def _check_dataflow(rep: Report, fn: Function, rng: StatementRange, sp: SpliceTe
     classes = classify_live_in(fa, rng, passed=passed)
     groups: dict = {}
     other = []
-    passed_set = set(passed)
     for li in classes:
-        if li.klass == "other" and li.reg in passed_set:
-            # a predicate the splice text passes (converted to an integer): accepted
-            li = type(li)(li.reg, "passed", f"passed ({li.detail.split(':')[0]})",
-                          li.reaching_defs)
         groups.setdefault(li.klass, []).append(li)
         if li.klass == "other":
             other.append(li)
