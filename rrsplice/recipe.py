@@ -290,6 +290,19 @@ def _line_pair(path, key, v) -> tuple:
 def _text(path, key, v) -> str:
     if not isinstance(v, str):
         raise RecipeError(path, f"expected text (str), got {type(v).__name__}", key)
+    return check_text(path, key, v)
+
+
+def check_text(path, key, v: str) -> str:
+    """Text spliced into a module must encode as UTF-8 (no lone surrogates) and hold no
+    NUL."""
+    try:
+        v.encode("utf-8")
+    except UnicodeEncodeError as exc:
+        raise RecipeError(path, f"not valid text: character {exc.start} is "
+                          f"{ascii(v[exc.start])} ({exc.reason})", key) from None
+    if "\x00" in v:
+        raise RecipeError(path, f"not valid text: NUL at character {v.index(chr(0))}", key)
     return v
 
 
@@ -341,8 +354,11 @@ def normalise(path, mod, raw) -> Recipe:
     if not isinstance(f, (str, os.PathLike)):
         raise RecipeError(path, f"expected a file name (str), got {type(f).__name__}", "file")
     f = os.fspath(f)
+    if not isinstance(f, str):
+        raise RecipeError(path, f"expected a file name (str), got {type(f).__name__}", "file")
     if not f.strip():
         raise RecipeError(path, "empty file name", "file")
+    check_text(path, "file", f)
 
     constants = {k: getattr(mod, k) for k in CONSTANTS if hasattr(mod, k)}
     rec = Recipe(path=path, module=mod, raw=raw, form=form, file=f, constants=constants)

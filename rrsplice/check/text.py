@@ -17,8 +17,32 @@ _HEADER = ".version 8.7\n.target sm_89\n.address_size 64\n"
 
 
 def _strip_comments(text: str) -> str:
-    text = re.sub(r"/\*.*?\*/", lambda m: re.sub(r"[^\n]", " ", m.group(0)), text, flags=re.S)
-    return re.sub(r"//[^\n]*", "", text)
+    """`text` with `/* */` comments blanked (line breaks kept) and `//` comments removed,
+    in one left-to-right pass (linear even with many unclosed `/*`)."""
+    out = []
+    i, n = 0, len(text)
+    unclosed = False        # once a `/*` has no `*/` after it, no later one has either
+    while True:
+        j = text.find("/", i)
+        if j < 0 or j + 1 >= n:
+            out.append(text[i:])
+            return "".join(out)
+        nxt = text[j + 1]
+        k = -1
+        if nxt == "*" and not unclosed:
+            k = text.find("*/", j + 2)
+            unclosed = k < 0
+        if nxt == "/":
+            out.append(text[i:j])
+            k = text.find("\n", j)
+            i = n if k < 0 else k
+        elif k >= 0:
+            out.append(text[i:j])
+            out.append(re.sub(r"[^\n]", " ", text[j:k + 2]))
+            i = k + 2
+        else:
+            out.append(text[i:j + 1])
+            i = j + 1
 
 
 @dataclass
