@@ -491,17 +491,11 @@ def corpus_dirs(corpus=None, start: Optional[Path] = None) -> list[tuple[Path, s
 
     add(corpus, "--corpus", must_exist=True)
     add(os.environ.get(CORPUS_ENV) or None, f"${CORPUS_ENV}", must_exist=True)
-    seen_cfg = set()
-    for base in (Path.cwd(), start):
-        if base is None:
-            continue
-        try:
-            cfg = load_config(base)
-        except RRSpliceError:
-            continue
-        if cfg.corpus is not None and cfg.corpus not in seen_cfg:
-            seen_cfg.add(cfg.corpus)
-            add(cfg.corpus, "[tool.rrsplice] corpus")
+    # a recipe's project is its own: the nearest pyproject.toml above the recipe, never
+    # the working directory's (which may be anyone's checkout); cwd only without a recipe
+    cfg = load_config(start if start is not None else Path.cwd())
+    if cfg.corpus is not None:
+        add(cfg.corpus, f"[tool.rrsplice] corpus in {cfg.root / 'pyproject.toml'}")
     add(USER_CORPUS, str(USER_CORPUS))
     add(BUNDLED_CORPUS, "the bundled corpus_fixtures/")
     return out
@@ -546,12 +540,15 @@ def resolve_module(recipe, corpus=None, *, any_module: bool = False
     else:
         has_dir = "/" in rec.file or os.sep in rec.file
         near = [(rec.path.parent, "the recipe's directory")] if has_dir else []
-        for d, _why in near + dirs:
+        for d, why in near + dirs:
             cand = d / name
             if cand.is_file():
-                found = cand
+                found, found_why = cand, why
                 break
     if found is not None and (entry is None or defines_entry(found, entry)):
+        if (not name.is_absolute() and found_why.startswith("[tool.rrsplice]")
+                and found.parent.resolve() != BUNDLED_CORPUS.resolve()):
+            return found, f"{rec.file} found through {found_why}"
         return found, None
     looked = ", ".join(f"{d} ({why})" for d, why in dirs if d.is_dir()) or "no corpus directory"
     fallback = any_module or rec.const("ANY_MODULE", False) is True

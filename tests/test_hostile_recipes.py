@@ -121,3 +121,22 @@ def test_the_unmodified_call_text_stays_inside(tmp_path):
     assert parse_splice_text("{\n\t.reg .b32 t;\n\tmov.b32 t, 1;\n}\n").escape is None
     # a comment holding braces is not an escape
     assert parse_splice_text("\t// }\n\t/* } { */\n\tret;\n").escape is None
+
+
+def test_a_recipes_project_settings_come_from_its_own_location(tmp_path):
+    """[tool.rrsplice] corpus is read from the pyproject.toml above the recipe, not from the
+    working directory's project (which names another module of the same file name)."""
+    for proj, src in (("a", SMALL), ("b", ROOT / "corpus_fixtures" / "small" / "crlf.ptx")):
+        (tmp_path / proj / "corpus").mkdir(parents=True)
+        shutil.copy(src, tmp_path / proj / "corpus" / "m.ptx")
+        (tmp_path / proj / "pyproject.toml").write_text(
+            '[tool.rrsplice]\ncorpus = "corpus"\n')
+    (tmp_path / "a" / "recipes").mkdir()
+    r = tmp_path / "a" / "recipes" / "r.py"
+    r.write_text(BASE)
+    res = cli("apply", r, "-o", tmp_path / "out.ptx", "--json", cwd=tmp_path / "b")
+    assert res.returncode == 0, res.stdout + res.stderr
+    out = json.loads(res.stdout)
+    assert Path(out["input"]) == tmp_path / "a" / "corpus" / "m.ptx"
+    assert (tmp_path / "out.ptx").read_bytes() == SMALL.read_bytes()
+    assert str(tmp_path / "a" / "pyproject.toml") in out["note"]
