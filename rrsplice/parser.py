@@ -19,6 +19,7 @@ from lark.exceptions import UnexpectedCharacters, UnexpectedEOF, UnexpectedInput
 
 from .errors import ParseError
 from .lexicon import DECL_ATTR, DECL_NAME, ITEM, SCOPE, SPLIT, grammar_text
+from .scopes import bind_scopes
 from .model import Block, Decl, Function, LabelledDirective, Module, Param, Statement
 from .operands import OperandSyntaxError, clear_caches, parse_instruction
 
@@ -497,6 +498,7 @@ def _number_statements(fn: Function) -> None:
                     tables[item.directive][item.label] = item
 
     walk(fn.body, frozenset())
+    bind_scopes(fn)
 
 
 MAX_NESTING = 128
