@@ -70,7 +70,7 @@ def _reg(name: str) -> Reg:
 # the full tokenizer + recursive-descent parser, which also gives the precise error.
 _P = r"(?:\{[^{}]*\}|\[[^\[\]]*\]|\([^()]*\)|[^\s,;{}\[\]()/](?:[^,;{}\[\]()/]*[^\s,;{}\[\]()/])?)"
 _FAST = re.compile(rf"\s*+(?:@\s*+(!?)\s*+([%A-Za-z_$][\w$]*+)\s++)?"
-                   rf"([a-z][\w$]*+(?:(?:\.|::)[\w$]++)*+)\s*+(?:({_P}\s*(?:,\s*{_P}\s*)*))?;")
+                   rf"([a-z][\w$]*+(?:(?:\.|::)[\w$]++)*+)\s*+(?:({_P}\s*(?:,\s*{_P}\s*)*+))?;")
 _PIECES = re.compile(_P)
 _REG_FULL = re.compile(r"%[A-Za-z_$][\w$]*(?:\.[xyzw])?")
 _ADDR_FULL = re.compile(r"\[\s*(%?[A-Za-z_$][\w$]*)\s*(?:\+\s*(-?\d+)\s*)?\]")

@@ -127,7 +127,8 @@ def default_output(input_path: Path, rec: Recipe, stage: Optional[str] = None) -
     """`out/<module stem>.<recipe stem>[.<stage>.debug].ptx` next to the module."""
     name = f"{input_path.stem}.{rec.path.stem}"
     if stage:
-        name += f".{stage}.debug"
+        from .recipe import check_stage_name
+        name += f".{check_stage_name(rec.path, stage)}.debug"
     return input_path.parent / "out" / (name + ".ptx")
 
 
