@@ -93,12 +93,15 @@ def _stage_sources() -> None:
             shutil.copyfile(src, BUILD_DIR / src.name)
 
 
-def build_nvcc(out: Path) -> list:
+def build_nvcc(out: Path, only: tuple | None = None) -> list:
+    """Build every (source, arch, mode), or just `only` = (source, arch, mode)."""
     made = []
     for source, archs in NVCC_SOURCES.items():
         stem = source.rsplit(".", 1)[0]
         for arch in archs:
             for mode, flags in MODES.items():
+                if only is not None and only != (source, arch, mode):
+                    continue
                 suffix = "" if mode == "plain" else f"_{mode}"
                 dest = out / f"{stem}_{arch}{suffix}.ptx"
                 with tempfile.TemporaryDirectory() as tmp:
@@ -106,9 +109,8 @@ def build_nvcc(out: Path) -> list:
                     _run(["nvcc", f"-arch={arch}", "-ptx", *flags, source, "-o", str(tmp_out)],
                          cwd=BUILD_DIR)
                     _write(dest, tmp_out.read_text())
-                made.append((dest, arch, f"nvcc -arch={arch} -ptx {' '.join(flags)} src/{source}"
-                             .replace("  ", " ")))
-                print(f"  {dest.relative_to(ROOT)}", file=sys.stderr)
+                made.append((dest, arch, _nvcc_command(source, arch, mode)))
+                print(f"  {dest}", file=sys.stderr)
     return made
 
 
@@ -161,30 +163,51 @@ def _has_triton(python: str) -> bool:
     return subprocess.run([python, "-c", "import triton"], capture_output=True).returncode == 0
 
 
+def _nvcc_command(source: str, arch: str, mode: str) -> str:
+    return " ".join(["nvcc", f"-arch={arch}", "-ptx", *MODES[mode], f"src/{source}"])
+
+
+def manifest_entries() -> list:
+    """(path, target, origin) of every committed corpus file, from what is on disk."""
+    entries = []
+    for source, archs in NVCC_SOURCES.items():
+        stem = source.rsplit(".", 1)[0]
+        for arch in archs:
+            for mode in MODES:
+                suffix = "" if mode == "plain" else f"_{mode}"
+                path = CORPUS / "nvcc" / f"{stem}_{arch}{suffix}.ptx"
+                if path.exists():
+                    entries.append((path, arch, _nvcc_command(source, arch, mode)))
+    for path in sorted((CORPUS / "triton").glob("*.ptx")):
+        entries.append((path, _target(path), "triton (triton/VERSION): src/triton_kernels.py"))
+    for path in sorted((CORPUS / "hand").glob("*.ptx")):
+        entries.append((path, _target(path), "hand-written"))
+    return entries
+
+
 def main(argv=None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--triton-python", default=sys.executable,
                     help="a Python that can `import triton` (default: this one)")
     ap.add_argument("--no-triton", action="store_true", help="keep the committed triton/ files")
     ap.add_argument("--big", action="store_true", help="also build big/ (the scale module)")
+    ap.add_argument("--manifest-only", action="store_true",
+                    help="only rewrite MANIFEST.tsv (after editing a hand/ file)")
     args = ap.parse_args(argv)
-    _stage_sources()
-    entries = build_nvcc(CORPUS / "nvcc")
-    if not args.no_triton:
-        if not _has_triton(args.triton_python):
-            sys.exit(f"{args.triton_python} cannot import triton: pass --triton-python or "
-                     f"--no-triton")
-        made, version = build_triton(CORPUS / "triton", args.triton_python)
-        _write(CORPUS / "triton" / "VERSION", version + "\n")
-        print(f"  triton {version}: {len(made)} files", file=sys.stderr)
-    for path in sorted((CORPUS / "triton").glob("*.ptx")):
-        entries.append((path, _target(path), "triton (triton/VERSION): src/triton_kernels.py"))
-    for path in sorted((CORPUS / "hand").glob("*.ptx")):
-        entries.append((path, _target(path), "hand-written"))
-    if args.big:
-        big = build_big(CORPUS / "big")
-        print(f"  {big.relative_to(ROOT)}", file=sys.stderr)
-    write_manifest(entries)
+    if not args.manifest_only:
+        _stage_sources()
+        build_nvcc(CORPUS / "nvcc")
+        if not args.no_triton:
+            if not _has_triton(args.triton_python):
+                sys.exit(f"{args.triton_python} cannot import triton: pass --triton-python or "
+                         f"--no-triton")
+            made, version = build_triton(CORPUS / "triton", args.triton_python)
+            _write(CORPUS / "triton" / "VERSION", version + "\n")
+            print(f"  triton {version}: {len(made)} files", file=sys.stderr)
+        if args.big:
+            big = build_big(CORPUS / "big")
+            print(f"  {big.relative_to(ROOT)}", file=sys.stderr)
+    write_manifest(manifest_entries())
     return 0
 
 
