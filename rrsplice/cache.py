@@ -113,6 +113,8 @@ def _dispatch_table() -> dict:
 
 def _write(path: Path, obj) -> None:
     """Pickle `obj` to `path` atomically; a cache that cannot be written is skipped."""
+    was = gc.isenabled()
+    gc.disable()          # pickling builds a state tuple per object: nothing to collect
     try:
         buf = io.BytesIO()
         pickler = pickle.Pickler(buf, protocol=pickle.HIGHEST_PROTOCOL)
@@ -120,6 +122,35 @@ def _write(path: Path, obj) -> None:
         pickler.dump(obj)
         write_atomic(path, buf.getvalue(), fsync=False)
     except (OSError, pickle.PicklingError, RecursionError, TypeError):
+        pass
+    finally:
+        if was:
+            gc.enable()
+
+
+# Storing a module costs more than parsing it once (pickling a 650k-line model takes
+# longer than its parse and ~110 MB more memory), and is only repaid when the same content
+# is parsed again. A module above this size is therefore stored the second time it is
+# parsed (a `.seen` marker records the first), so one cold query on a huge module does not
+# pay for a cache it may never use.
+STORE_AT_ONCE_LINES = 100_000
+
+
+def _store_module(entry: Path, module: Module) -> None:
+    if module.line_count <= STORE_AT_ONCE_LINES:
+        _write(entry, module)
+        return
+    seen = entry.with_suffix(".seen")
+    if seen.is_file():
+        _write(entry, module)
+        try:
+            seen.unlink()
+        except OSError:
+            pass
+        return
+    try:
+        write_atomic(seen, b"", fsync=False)
+    except OSError:
         pass
 
 
@@ -159,7 +190,7 @@ def load_module(path) -> Module:
             module = None
     if module is None:
         module = parse_bytes(data, path, path=path)
-        _write(entry, module)
+        _store_module(entry, module)
     module.path = path
     _remember_key(module, key)
     return module
@@ -239,7 +270,7 @@ def clear() -> int:
         d = root / sub
         if d.is_dir():
             for p in d.iterdir():
-                if p.suffix in (".pickle", ".tmp") or p.name.endswith(".tmp"):
+                if p.suffix in (".pickle", ".seen", ".tmp") or p.name.endswith(".tmp"):
                     try:
                         p.unlink()
                         n += 1

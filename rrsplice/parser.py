@@ -19,7 +19,7 @@ from lark.exceptions import UnexpectedCharacters, UnexpectedEOF, UnexpectedInput
 from .errors import ParseError
 from .lexicon import DECL_ATTR, DECL_NAME, ITEM, SCOPE, SPLIT, grammar_text
 from .model import Block, Decl, Function, LabelledDirective, Module, Param, Statement
-from .operands import OperandSyntaxError, clear_caches, parse_instruction
+from .operands import OperandSyntaxError, clear_caches, instruction_cache, parse_instruction
 
 _GRAMMAR = Path(__file__).with_name("grammar") / "ptx.lark"
 
@@ -196,11 +196,19 @@ def _split_items(s: str, base: int, line: int, column0: int, blk: Block) -> None
     nl = -column0           # so that column = st - nl on the first line too
     for m in SPLIT.finditer(s):
         kind = m.lastgroup
-        if kind == "ldir":
-            st = m.start("label")
-        else:
-            st = m.start(kind)
         en = m.end()
+        if kind == "instr":             # most items: one group lookup gives text and start
+            text = m.group("instr")
+            st = en - len(text)
+            k = count("\n", prev, st)
+            if k:
+                line += k
+                nl = rfind("\n", prev, st)
+            prev = st
+            append(Statement(False, base + st, base + en, line, line + text.count("\n"),
+                             st - nl, text))
+            continue
+        st = m.start("label" if kind == "ldir" else kind)
         k = count("\n", prev, st)
         if k:
             line += k
@@ -208,10 +216,7 @@ def _split_items(s: str, base: int, line: int, column0: int, blk: Block) -> None
         prev = st
         column = st - nl
         text = s[st:en]
-        if kind == "instr":
-            append(Statement(False, base + st, base + en, line, line + text.count("\n"),
-                             column, text))
-        elif kind == "label":
+        if kind == "label":
             append(Statement(True, base + st, base + en, line, line, column, text,
                              text[:-1].rstrip()))
         elif kind == "ldir":
@@ -418,6 +423,9 @@ def _number_statements(fn: Function) -> None:
                 scoped = scoped | local
         depth = blk.depth
         n = len(out)
+        # the same instruction text recurs across the kernels of a module (register
+        # numbers restart per function): its parse, immutable, is shared
+        parsed = instruction_cache(scoped)
         for item in blk.items:
             kind = type(item)
             if kind is Statement:
@@ -427,9 +435,15 @@ def _number_statements(fn: Function) -> None:
                 item.block = blk
                 item.function = fn
                 if not item.is_label:
+                    text = item._text
+                    hit = parsed.get(text)
+                    if hit is not None:
+                        item.guard, item.opcode, item.operands = hit
+                        append(item)
+                        continue
                     try:
-                        item.guard, item.opcode, item.operands = parse_instruction(item._text,
-                                                                                   scoped)
+                        hit = parsed[text] = parse_instruction(text, scoped)
+                        item.guard, item.opcode, item.operands = hit
                     except OperandSyntaxError as exc:
                         missing = _missing_semicolon(item._text)
                         if missing is not None:
