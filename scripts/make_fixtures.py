@@ -42,6 +42,29 @@ KERNELS = [
     ("swin_tiny", "swin_tiny.cu", "rrswin_tiny_kernel", 128, 64, 4),
 ]
 ARCHS = ["sm_89", "sm_120"]
+
+# The variant family: swin_tiny.cu compiled again under the flags DLSS-style variants differ
+# in (motion-vector scale _mvhi/_mvlo, HDR tone-map or LDR clamp before the mma region, and
+# _folded: one epilogue scale inside the region folded away). Same source, different
+# statements before and after the region, so the region's registers are renumbered;
+# the _folded one differs inside the region (porting a cut to it must be refused).
+# (fixture stem, entry, extra nvcc flags)
+VARIANT_SOURCE = "swin_tiny.cu"
+VARIANT_ARCH = "sm_89"
+VARIANTS = [
+    ("swin_tiny_mvhi_hdr", "rrswin_tiny_mvhi_hdr_kernel", ["-DRRSWIN_MV_SCALE=2.0f", "-DRRSWIN_HDR"]),
+    ("swin_tiny_mvhi_ldr", "rrswin_tiny_mvhi_ldr_kernel", ["-DRRSWIN_MV_SCALE=2.0f", "-DRRSWIN_LDR"]),
+    ("swin_tiny_mvlo_hdr", "rrswin_tiny_mvlo_hdr_kernel", ["-DRRSWIN_MV_SCALE=0.5f", "-DRRSWIN_HDR"]),
+    ("swin_tiny_mvlo_ldr", "rrswin_tiny_mvlo_ldr_kernel", ["-DRRSWIN_MV_SCALE=0.5f", "-DRRSWIN_LDR"]),
+    ("swin_tiny_mvhi_ldr_folded", "rrswin_tiny_mvhi_ldr_folded_kernel",
+     ["-DRRSWIN_MV_SCALE=2.0f", "-DRRSWIN_LDR", "-DRRSWIN_FOLDED"]),
+]
+# The statements the users' build rewrites for ZLUDA: four surface-store shapes and roundf.
+SURFACE_SOURCE = "surface_round.cu"
+SURFACE_STEM = "surface_round"
+SURFACE_ENTRIES = ["rrsurf_round_kernel", "rrround_all_kernel"]
+SUST_SHAPES = ["sust.b.2d.v2.b16.zero", "sust.b.2d.v4.b16.zero", "sust.b.2d.b32.zero",
+               "sust.p.2d.v4.b32.zero"]
 # ptxas acceptance: PTX arch -> the -arch values it must assemble for
 PTXAS_TARGETS = {"sm_89": ["sm_89", "sm_90"], "sm_120": ["sm_120"]}
 
@@ -90,6 +113,39 @@ def phase_table(src: Path) -> list[Phase]:
 
 def phase_bytes(p: Phase) -> int:
     return 4 * p.nt * p.ks * 256 + 4 * p.nt * 16
+
+
+# The epilogue kinds `rrsplice descriptor` names (docs/descriptor.md), per source epilogue.
+EPI_KINDS = {
+    "EPI_SCALE": "scale", "EPI_RELU": "relu", "EPI_GELU": "gelu", "EPI_SOFTMAX": "softmax",
+    "EPI_SHARED": "shared staging", "EPI_MOVMATRIX": "transpose", "EPI_NORM": "norm",
+}
+
+
+def fragment_truth(phases: list[Phase]) -> list[dict]:
+    """What rr_gemm/rr_swin_body load where, per phase (mirrors src/swin_common.cuh):
+    the weight-image byte of B fragment (k-slice, n-tile) register 0 for lane 0 of warp 0
+    (register 1 is 4 bytes on), the lane and warp strides of those loads, each n-tile's bias
+    seed (one f16x2, the same for every lane and both C registers of the chain), where the
+    A fragments come from, and the epilogue's kind."""
+    out = []
+    for i, (p, w) in enumerate(zip(phases, weight_layout(phases)), 1):
+        if p.ks % 2 == 0:   # [n][k/2][lane][16 bytes]: k-slice pairs share a 16-byte load
+            b = [[w["b_offset"] + ((n * (p.ks // 2) + k // 2) * 32) * 16 + (k % 2) * 8
+                  for n in range(p.nt)] for k in range(p.ks)]
+            lane_stride = 16
+        else:               # [n][k][lane][8 bytes]
+            b = [[w["b_offset"] + ((n * p.ks + k) * 32) * 8 for n in range(p.nt)]
+                 for k in range(p.ks)]
+            lane_stride = 8
+        out.append(dict(
+            phase=i, b_reg0_offset_by_kslice_ntile=b, b_reg_bytes=4, b_lane_stride=lane_stride,
+            b_warp_stride=p.nt * p.ks * 256,
+            bias_seed_offset_by_ntile=[w["bias_offset"] + n * 16 for n in range(p.nt)],
+            bias_warp_stride=p.nt * 16, bias_lane_stride=0,
+            a_source="prologue: plane arena" if i == 1 else f"requantised D of phase {i - 1}",
+            epilogue_kind=None if i == len(phases) else EPI_KINDS[p.epi]))
+    return out
 
 
 def weight_layout(phases: list[Phase]) -> list[dict]:
@@ -250,8 +306,12 @@ def run(cmd: list[str], cwd: Path = ROOT) -> None:
         raise SystemExit(r.returncode)
 
 
-def nvcc_cmd(src: Path, arch: str, out: Path) -> list[str]:
-    return ["nvcc", "-ptx", f"-arch={arch}", *NVCC_FLAGS, "-o", str(out), str(src)]
+def nvcc_cmd(src: Path, arch: str, out: Path, extra: list[str] = ()) -> list[str]:
+    return ["nvcc", "-ptx", f"-arch={arch}", *NVCC_FLAGS, *extra, "-o", str(out), str(src)]
+
+
+def variant_flags(entry: str, flags: list[str]) -> list[str]:
+    return [f"-DRRSWIN_TINY_NAME={entry}", *flags]
 
 
 def fixture_name(stem: str, arch: str) -> str:
@@ -333,6 +393,7 @@ def launch_description(stem: str, src: str, entry: str, width: int, height: int,
                      chains=p.mt * p.nt, epilogue=p.epi)
                 for i, p in enumerate(phases, 1)],
         weight_layout=weight_layout(phases),
+        fragment_truth=fragment_truth(phases),
         notes=[
             "width must be a multiple of 32 and height a multiple of 4; "
             "thread (lane, 0, z) of block (bx, by) owns pixel (32*bx+lane, 4*by+z)",
@@ -396,7 +457,11 @@ def readme(results: list[tuple[str, str, str, list[Phase], dict[str, dict]]]) ->
             "`channel_desc`, address/filter/read mode, `normalized_coords`), `surface` (`width`,",
             "`height`, `format`, `texel_bytes`), `i32` or `f32` (`value`)), `outputs`, `fills`",
             "(what each fill name means), `phases` and `weight_layout` (byte offsets of each",
-            "phase's B block and bias seeds in the weight image).", ""]
+            "phase's B block and bias seeds in the weight image), and `fragment_truth` (per",
+            "phase: the weight-image byte of every B fragment and bias seed for lane 0 of warp",
+            "0, the lane and warp strides, where A comes from and the epilogue's kind; the",
+            "ground truth `rrsplice fragments` and `rrsplice descriptor` are tested against).",
+            ""]
     for stem, src, entry, phases, per_arch in results:
         total = sum(p.mma for p in phases)
         out += [f"### {stem} (`{entry}`, {len(phases)} phases, {total} mma)", "",
@@ -442,8 +507,103 @@ def generate(dest: Path, ptxas: bool) -> list:
         desc = launch_description(stem, src, entry, width, height, phases)
         (dest / f"{stem}.launch.json").write_text(json.dumps(desc, indent=2) + "\n")
         results.append((stem, src, entry, phases, per_arch))
-    (dest / "README_real.md").write_text(readme(results) + "\n")
+    variants = generate_variants(dest, ptxas)
+    surface = generate_surface(dest, ptxas)
+    (dest / "README_real.md").write_text(readme(results) + "\n" + readme_variants(variants)
+                                         + "\n" + readme_surface(surface) + "\n")
     return results
+
+
+def _ptxas_all(out: Path, arch: str, ptxas: bool) -> None:
+    if ptxas:
+        for target in PTXAS_TARGETS[arch]:
+            run(["ptxas", f"-arch={target}", "-O0", "-c", str(out), "-o", "/dev/null"])
+
+
+def _rel(out: Path) -> Path:
+    return out.relative_to(ROOT) if out.is_relative_to(ROOT) else out
+
+
+def generate_variants(dest: Path, ptxas: bool) -> list:
+    """The swin_tiny variant family (VARIANTS), sm_89 PTX only."""
+    phases = phase_table(ROOT / SRC / VARIANT_SOURCE)
+    out_rows = []
+    for stem, entry, flags in VARIANTS:
+        rel = fixture_name(stem, VARIANT_ARCH)
+        out = dest / rel
+        run(nvcc_cmd(SRC / VARIANT_SOURCE, VARIANT_ARCH, _rel(out), variant_flags(entry, flags)))
+        a = analyse(out)
+        if a["entry"] != entry:
+            raise SystemExit(f"{rel}: entry {a['entry']} != {entry}")
+        if a["mma"] != sum(p.mma for p in phases):
+            raise SystemExit(f"{rel}: {a['mma']} mma")
+        _ptxas_all(out, VARIANT_ARCH, ptxas)
+        out_rows.append((stem, entry, flags, a))
+        print(f"{rel}: {a['physical_lines']} lines, {a['statements']} statements, "
+              f"region statements {a['region_statements']}")
+    return out_rows
+
+
+def generate_surface(dest: Path, ptxas: bool) -> dict:
+    """The surface-store/roundf kernel: one of each shape the sust rewrite knows, roundf."""
+    rel = fixture_name(SURFACE_STEM, VARIANT_ARCH)
+    out = dest / rel
+    run(nvcc_cmd(SRC / SURFACE_SOURCE, VARIANT_ARCH, _rel(out)))
+    text = out.read_text()
+    facts = {"file": rel, "lines": len(text.splitlines()), "bytes": len(text.encode())}
+    for shape in SUST_SHAPES:
+        n = len(re.findall(r"^\s*" + re.escape(shape) + r"\s", text, re.M))
+        if n != 1:
+            raise SystemExit(f"{rel}: {n} `{shape}` statements, expected 1")
+        facts[shape] = n
+    facts["add.rz"] = len(re.findall(r"^\s*add\.rz\.ftz\.f32\s", text, re.M))
+    facts["cvt.rzi.f32.f32"] = len(re.findall(r"^\s*cvt\.rzi\.f32\.f32\s", text, re.M))
+    if facts["add.rz"] != 5 or facts["cvt.rzi.f32.f32"] != 5:
+        raise SystemExit(f"{rel}: {facts['add.rz']} add.rz / {facts['cvt.rzi.f32.f32']} "
+                         "cvt.rzi, expected 5 (four in rrsurf_round_kernel, one in "
+                         "rrround_all_kernel)")
+    _ptxas_all(out, VARIANT_ARCH, ptxas)
+    print(f"{rel}: {facts['lines']} lines, one of each surface-store shape, "
+          f"{facts['add.rz']} roundf idioms")
+    return facts
+
+
+def readme_variants(rows: list) -> str:
+    out = ["## The swin_tiny variant family", "",
+           f"`src/{VARIANT_SOURCE}` compiled again for {VARIANT_ARCH} under the flags DLSS's",
+           "kernel variants differ in: the motion-vector scale after the mma region (`_mvhi`",
+           "2.0, `_mvlo` 0.5), an HDR tone-map or an LDR clamp before it (so every register of",
+           "the region is renumbered), and `_folded` (one epilogue scale inside the region",
+           "folded away: porting a cut recipe to it is refused). Family pattern:",
+           "`rrswin_tiny_mv(hi|lo)_(hdr|ldr)(_folded)?_kernel`. Launch them like `swin_tiny`",
+           "(`swin_tiny.launch.json` with the kernel name replaced).", "",
+           "| fixture | entry | flags | lines | statements | mma region (statements) |",
+           "|---|---|---|---|---|---|"]
+    for stem, entry, flags, a in rows:
+        out.append(f"| `{fixture_name(stem, VARIANT_ARCH)}` | `{entry}` | `{' '.join(flags)}` "
+                   f"| {a['physical_lines']} | {a['statements']} "
+                   f"| s{a['region_statements'][0]}-s{a['region_statements'][1]} |")
+    out += ["", "```"]
+    for stem, entry, flags, a in rows:
+        out.append(" ".join(nvcc_cmd(SRC / VARIANT_SOURCE, VARIANT_ARCH,
+                                     FIX / fixture_name(stem, VARIANT_ARCH),
+                                     variant_flags(entry, flags))))
+    out += ["```", ""]
+    return "\n".join(out)
+
+
+def readme_surface(f: dict) -> str:
+    return "\n".join([
+        "## Surface stores and roundf", "",
+        f"`{f['file']}` ({f['lines']} lines) from `src/{SURFACE_SOURCE}`: `rrsurf_round_kernel`",
+        "stores through each surface-store shape the `sust` rewrite knows (" +
+        ", ".join(f"`{s}`" for s in SUST_SHAPES) + "; the last through inline asm) and rounds",
+        "with `roundf` (`copysign.f32`, `add.rz.ftz.f32`, `cvt.rzi.f32.f32`; two of the four",
+        "pairs are interleaved, the add and its cvt not adjacent); `rrround_all_kernel` rounds",
+        "the float bit patterns `base + i` (used to compare the `rz_round` rewrite on all 2^32",
+        f"inputs). {f['add.rz']} `add.rz`, {f['cvt.rzi.f32.f32']} `cvt.rzi.f32.f32`.", "",
+        "```", " ".join(nvcc_cmd(SRC / SURFACE_SOURCE, VARIANT_ARCH, FIX / f["file"])), "```",
+        ""])
 
 
 def main() -> None:
