@@ -281,7 +281,7 @@ def _dispatch_table() -> dict:
     from . import model as _model
     table = copyreg.dispatch_table.copy()
     for name in ("Reg", "Negated", "Imm", "Symbol", "Vector", "Address", "PredPair",
-                 "ParenList", "Sink", "Guard"):
+                 "ParenList", "Sink", "Guard", "Element", "Offset"):
         cls = getattr(_model, name, None)
         if cls is None or not dataclasses.is_dataclass(cls):
             continue

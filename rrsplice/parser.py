@@ -30,7 +30,7 @@ _TERMINAL_NAMES = {
     "LBRACE": "'{'", "RBRACE": "'}'", "INSTRUCTION": "instruction", "LABEL": "label",
     "LPAR": "'('", "RPAR": "')'", "COMMA": "','", "LESSTHAN": "'<'", "MORETHAN": "'>'",
     "LSQB": "'['", "RSQB": "']'", "INIT": "'= initializer'", "LOC": "'.loc'",
-    "PRAGMA": "'.pragma'", "SECTION": "'.section'", "FILE_DIR": "'.file'", "$END": "end of file",
+    "PRAGMA": "'.pragma'", "ALIAS": "'.alias'", "SECTION": "'.section'", "FILE_DIR": "'.file'", "$END": "end of file",
 }
 
 
@@ -66,6 +66,9 @@ class _Build(Transformer):
 
     def pragma(self, c):
         return ("pragma", str(c[0]), c[0])
+
+    def alias(self, c):
+        return ("alias", str(c[0]), c[0])
 
     def attr(self, c):
         return (str(c[0]), _int_lit(c[1]) if len(c) > 1 else None, c[0])
@@ -414,10 +417,9 @@ def _number_statements(fn: Function) -> None:
 
     def walk(blk: Block, scoped: frozenset):
         if blk.decls:
-            local = [d.name for d in blk.decls if d.space == ".reg" and d.count is None
-                     and not d.name.startswith("%")]
+            local = _bare_register_names(blk.decls)
             if local:
-                scoped = scoped | frozenset(local)
+                scoped = scoped | local
         depth = blk.depth
         n = len(out)
         for item in blk.items:
@@ -450,8 +452,23 @@ def _number_statements(fn: Function) -> None:
                 if kind is LabelledDirective:
                     tables[item.directive][item.label] = item
 
-    walk(fn.body, frozenset())
+    walk(fn.body, _bare_register_names(fn.params + fn.ret_params))
     bind_scopes(fn)
+
+
+def _bare_register_names(decls) -> frozenset:
+    """The names that `.reg` declarations (or `.reg` parameters of a `.func`) give
+    without a '%': operands spelled so are registers, not symbols. A `name<N>` range
+    declares name0 .. name{N-1}."""
+    names = []
+    for d in decls:
+        if d.space == ".reg" and not d.name.startswith("%"):
+            count = getattr(d, "count", None)
+            if count is None:
+                names.append(d.name)
+            else:
+                names.extend(f"{d.name}{i}" for i in range(count))
+    return frozenset(names)
 
 
 def _missing_semicolon(text: str):
