@@ -39,7 +39,8 @@ import re
 from dataclasses import dataclass
 from typing import Optional
 
-from .model import Address, Function, Negated, ParenList, PredPair, Reg, Statement, Symbol, Vector
+from .model import (Address, Element, Function, Negated, Offset, ParenList, PredPair, Reg,
+                    Statement, Symbol, Vector)
 
 # ---------------------------------------------------------------- the table
 
@@ -195,6 +196,10 @@ def _regs(op, out: list) -> None:
         _regs(op.second, out)
     elif t is Negated:
         _regs(op.reg, out)
+    elif t is Element or t is Offset:        # `%v.x`: the whole vector register; `%rd2+4`
+        base = op.reg if t is Element else op.base
+        if type(base) is Reg and not base.special:
+            out.append(base.key)
 
 
 _ROLE_CACHE: dict = {}
@@ -323,6 +328,9 @@ def def_use(st: Statement) -> DefUse:
                     _regs(op, uses)
                 elif role == "D":
                     _regs(op, defs)
+                    if type(op) is Element:    # one element: the others keep their values
+                        _regs(op, uses)
+                        _regs(op, partial)
                 else:  # "M"
                     _regs(op, defs)
                     _regs(op, uses)
