@@ -31,9 +31,10 @@ from dataclasses import dataclass, field
 from typing import Optional
 
 from .model import Address, Function, Reg, Statement, Vector
+from .isa import TERMINATORS
 from .semantics import def_use
 
-_CONTROL = frozenset({"bra", "brx", "ret", "exit", "trap"})
+_CONTROL = TERMINATORS
 
 # ---------------------------------------------------------------- mma
 
