@@ -103,18 +103,18 @@ def _regs(op, out: list) -> None:
     t = type(op)
     if t is Reg:
         if not op.special:
-            out.append(op.key)
+            out.append(op.ident or op.name)
     elif t is Vector or t is ParenList:
         for item in op.items:
             if type(item) is Reg:
                 if not item.special:
-                    out.append(item.key)
+                    out.append(item.ident or item.name)
             else:
                 _regs(item, out)
     elif t is Address:
         base = op.base
         if type(base) is Reg and not base.special:
-            out.append(base.key)
+            out.append(base.ident or base.name)
         for item in op.extra:
             _regs(item, out)
     elif t is PredPair:
@@ -125,7 +125,7 @@ def _regs(op, out: list) -> None:
     elif t is Element or t is Offset:        # `%v.x`: the whole vector register; `%rd2+4`
         base = op.reg if t is Element else op.base
         if type(base) is Reg and not base.special:
-            out.append(base.key)
+            out.append(base.ident or base.name)
 
 
 _ROLE_CACHE: dict = {}
