@@ -22,6 +22,12 @@ form               keys (besides ``file``, the PTX module's name)
 ``extern`` is also accepted with ``cut_after``, ``delete`` and ``replace_body``; ``entry=NAME``
 with every form. Anything else is a :class:`RecipeError` naming the recipe file and the key.
 
+Options combinable with every form (and with each other), see :mod:`rrsplice.rewrite`:
+``sust=True`` or ``sust=[kinds]`` (surface stores -> helper calls), ``rz_round=True`` (the
+``roundf`` idiom without ``.rz``), ``rewrites=[dict(opcode=..., replace=..., extern=...)]``
+(the recipe's own rules), ``entries=REGEX`` (the family of entry names the recipe applies to:
+``apply --all`` and the hook apply it to every matching kernel of a corpus).
+
 Module constants (``MODULE``, ``CALLEE``, ``A_REGS``, ``C_REGS``, ``RET_REGS``, ``SCRATCH``,
 ``W_REG``, ``V_REG``, ``RET_STRIDE``, ``ENTRY``) are read when present, never required.
 
@@ -64,7 +70,9 @@ FORMS = {
     "baseline": (set(), set()),
 }
 COMMON = {"file", "entry"}
-KNOWN_KEYS = set(COMMON).union(*(r | o for r, o in FORMS.values()))
+# options every form accepts: statement rewrites and the family pattern
+OPTIONS = {"sust", "rz_round", "rewrites", "entries"}
+KNOWN_KEYS = set(COMMON | OPTIONS).union(*(r | o for r, o in FORMS.values()))
 
 
 class RecipeError(RRSpliceError):
@@ -109,6 +117,10 @@ class Recipe:
     stub: Optional[str] = None
     entry_key: Optional[str] = None
     constants: dict = field(default_factory=dict)
+    sust: Any = False                # False, True, or a list of kind names
+    rz_round: bool = False
+    rewrites: list = field(default_factory=list)   # the recipe's own rules (dicts)
+    entries: Optional[str] = None    # family pattern: entry names the recipe applies to
     debug_env: Optional[str] = None  # the D4R_RRSWIN_DEBUG value recipe() was called with
 
     @property
@@ -296,7 +308,7 @@ def normalise(path, mod, raw) -> Recipe:
     if unknown:
         raise RecipeError(path, "unknown key in recipe() result; known keys: "
                           + ", ".join(sorted(KNOWN_KEYS)), unknown[0])
-    keys = set(raw) - COMMON
+    keys = set(raw) - COMMON - OPTIONS
     forms = [f for f, (req, opt) in FORMS.items() if req and req & keys]
     if len(forms) > 1:
         a, b = forms[:2]
@@ -312,7 +324,7 @@ def normalise(path, mod, raw) -> Recipe:
     stray = sorted(keys - req - opt)
     if stray:
         raise RecipeError(path, f"not allowed with the {form} form (allowed: "
-                          + ", ".join(sorted(req | opt | COMMON)) + ")", stray[0])
+                          + ", ".join(sorted(req | opt | COMMON | OPTIONS)) + ")", stray[0])
     if "file" not in raw:
         raise RecipeError(path, "missing: every recipe names its PTX module with file=...",
                           "file")
@@ -329,6 +341,7 @@ def normalise(path, mod, raw) -> Recipe:
         rec.entry_key = _text(path, "entry", raw["entry"])
     if "extern" in raw:
         rec.extern = _text(path, "extern", raw["extern"])
+    _options(path, raw, rec)
     if form == "cut_call":
         rec.cut_call = _line_pair(path, "cut_call", raw["cut_call"])
         rec.call = _text(path, "call", raw["call"])
@@ -367,6 +380,68 @@ def normalise(path, mod, raw) -> Recipe:
         rec.replace_body = v
         rec.stub = _text(path, "stub", raw["stub"])
     return rec
+
+
+def _options(path, raw: dict, rec: Recipe) -> None:
+    """The rewrite and family options (see the module docstring)."""
+    from .rewrite.sust import SUST_KINDS
+    from .rewrite.user import USER_KEYS
+    if "sust" in raw:
+        v = raw["sust"]
+        if isinstance(v, (list, tuple)):
+            bad = [k for k in v if k not in SUST_KINDS]
+            if bad or not v:
+                raise RecipeError(path, f"unknown surface-store kind {bad[0]!r}; kinds: "
+                                  + ", ".join(SUST_KINDS) if bad else "an empty list of kinds "
+                                  "(use sust=False to rewrite none)", "sust")
+            rec.sust = list(dict.fromkeys(v))
+        elif isinstance(v, bool):
+            rec.sust = v
+        else:
+            raise RecipeError(path, f"expected True, False or a list of kinds "
+                              f"({', '.join(SUST_KINDS)}), got {v!r}"[:300], "sust")
+    if "rz_round" in raw:
+        if not isinstance(raw["rz_round"], bool):
+            raise RecipeError(path, f"expected True or False, got {raw['rz_round']!r}"[:300],
+                              "rz_round")
+        rec.rz_round = raw["rz_round"]
+    if "rewrites" in raw:
+        v = raw["rewrites"]
+        if not isinstance(v, (list, tuple)):
+            raise RecipeError(path, "expected a list of rules dict(opcode=..., replace=...)",
+                              "rewrites")
+        for i, r in enumerate(v):
+            key = f"rewrites[{i}]"
+            if not isinstance(r, dict) or not {"opcode", "replace"} <= set(r):
+                raise RecipeError(path, "a rule is dict(opcode=..., replace=TEMPLATE or FN, "
+                                  "extern=..., name=...)", key)
+            extra = sorted(set(r) - USER_KEYS)
+            if extra:
+                raise RecipeError(path, f"unknown rule key {extra[0]!r} (known: "
+                                  + ", ".join(sorted(USER_KEYS)) + ")", key)
+            ops = r["opcode"]
+            ops = [ops] if isinstance(ops, str) else ops
+            if not isinstance(ops, (list, tuple)) or not ops \
+                    or not all(isinstance(o, str) and o for o in ops):
+                raise RecipeError(path, "opcode must be an opcode or a list of them", key)
+            if not (callable(r["replace"]) or isinstance(r["replace"], str)):
+                raise RecipeError(path, "replace must be a template or a function", key)
+            for k in ("extern", "name"):
+                if r.get(k) is not None and not isinstance(r[k], str):
+                    raise RecipeError(path, f"{k} must be text", key)
+            rec.rewrites.append(dict(r, opcode=list(ops)))
+    if "entries" in raw:
+        v = _text(path, "entries", raw["entries"])
+        try:
+            re.compile(v)
+        except re.error as exc:
+            raise RecipeError(path, f"not a regular expression: {exc}", "entries") from None
+        rec.entries = v
+
+
+def matches_family(rec: Recipe, entry: str) -> bool:
+    """Does `entry` belong to the recipe's family (its `entries` pattern, whole name)?"""
+    return rec.entries is not None and re.fullmatch(rec.entries, entry) is not None
 
 
 # ------------------------------------------------------------------ which entry, which layer

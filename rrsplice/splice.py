@@ -59,6 +59,7 @@ class ApplyResult:
                 "passed": f.get("passed", []), "returned": f.get("returned", []),
                 "live_in": f.get("live_in"), "live_out": f.get("live_out"),
                 "stage": f.get("stage"), "scratch": f.get("scratch"),
+                "rewrites": f.get("rewrites"),
                 "edits": [{"start": e.start, "end": e.end, "bytes": len(e.text), "why": e.why}
                           for e in self.edits],
                 "bytes_in": self.bytes_in, "bytes_out": self.bytes_out,
@@ -113,6 +114,8 @@ def build_edits(target: Target) -> list[Edit]:
         s, e = m.byte_offset(b.start) + 1, m.byte_offset(b.end) - 1
         edits.append(Edit(s, e, nl + _nl(_with_newline(target.text.strip("\r\n")), nl),
                           f"body of {fn.name}"))
+    if target.rewrites is not None:
+        edits += target.rewrites.edits(m)
     if target.extern and fn is not None and target.kind != "point":
         pos = line_start(fn.line)
         edits.append(Edit(pos, pos, _nl(_with_newline(target.extern), nl) + nl,

@@ -15,6 +15,7 @@ from .dataflow import _check_dataflow
 from .debug import _check_point
 from .legacy import _check_body, _check_truncate
 from .report import Report
+from .rewrites import check_rewrites
 from .scope import _check_scopes
 from .source import _line_text, _region_text
 from ..cache import load_module
@@ -55,6 +56,7 @@ def check_recipe(recipe, corpus=None, *, stage: Optional[str] = None,
         _check_truncate(rep)
     elif t.kind == "body":
         _check_body(rep)
+    check_rewrites(rep)
     rep.facts["target"] = profile
     run_profile(rep, profile)
     return rep

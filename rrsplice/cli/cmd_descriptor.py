@@ -10,7 +10,8 @@ import click
 
 from ..errors import RRSpliceError
 from ..select import select_function
-from .app import entry_option, err_console, json_option, main, note, print_json
+from .app import entry_option, json_option, main, note, print_json
+from .render import _console, stderr_is_terminal
 
 
 def corpus_table(root: str, as_json: bool, workers) -> None:
@@ -20,11 +21,11 @@ def corpus_table(root: str, as_json: bool, workers) -> None:
     paths = modules_of(root)
     if not paths:
         raise RRSpliceError(f"{root}: no .ptx modules found")
-    show = not as_json and sys.stderr.isatty()
+    show = not as_json and stderr_is_terminal()
     if show:
         from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn
         with Progress(TextColumn("modules"), BarColumn(), MofNCompleteColumn(),
-                      console=err_console(), transient=True) as bar:
+                      console=_console(True), transient=True) as bar:
             task = bar.add_task("survey", total=len(paths))
             rows = survey(paths, workers, lambda done, total: bar.update(task, completed=done))
     else:

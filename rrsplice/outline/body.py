@@ -224,15 +224,14 @@ def build_outline(module: Module, fn: Function, rng: StatementRange, call_text: 
         op = pv.statement.opcode.replace("st.param", "ld.param", 1)
         param_lines.append(f"\t{op} {pv.value}, [{p.name}+{pv.offset}];")
         loaded.extend(regs)
-    # registers a recompute statement overwrites are loaded again afterwards
-    reload_lines = []
-    redefined = set()
+    # a passed register that a recompute statement overwrites (the other result of a pair
+    # load) is loaded again right after that statement, before a later one reads it
+    loaded_pvs = [pv for pv in site.params if pv.registers and pv.statement is not site.call]
+    reloads: dict = {}
     for st in recompute_sts:
-        redefined.update(def_use(st).defs)
-    for line, pv in zip(param_lines, [pv for pv in site.params
-                                      if pv.registers and pv.statement is not site.call]):
-        if set(pv.registers) & redefined:
-            reload_lines.append(line)
+        defs = set(def_use(st).defs)
+        reloads[st.index] = [line for line, pv in zip(param_lines, loaded_pvs)
+                             if set(pv.registers) & defs]
 
     # ---- assemble the module
     region_text = _apply(text, start, end, edits)
@@ -277,9 +276,9 @@ def build_outline(module: Module, fn: Function, rng: StatementRange, call_text: 
         out.append("\t// registers the call does not pass, recomputed from passed values")
         for st in recompute_sts:
             out.append("\t" + _one_line(st.text))
-        if reload_lines:
-            out.append("\t// parameters the recomputation overwrote")
-            out.extend(reload_lines)
+            if reloads[st.index]:
+                out.append("\t// parameters the statement above overwrote")
+                out.extend(reloads[st.index])
     if body_pre:
         out.append("\t// values taken before the region runs")
         out.extend(body_pre)
