@@ -22,6 +22,7 @@ COMMAND_MODULES = {
     "check": "cmd_recipe", "apply": "cmd_recipe", "recipe": "cmd_recipe",
     "stages": "cmd_recipe",
     "outline": "cmd_outline", "verify": "cmd_outline",
+    "body": "cmd_body",
 }
 
 
