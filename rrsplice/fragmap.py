@@ -92,7 +92,7 @@ class FragReg:
             stride = s.addr.coef("%tid.x") + s.addr.coef("%laneid")
             text += (f"; weight byte = {s.offset(0)}" + (f" + {stride}*lane" if stride else "")
                      + (f" + {s.addr.coef('%tid.z')}*warp" if s.addr.coef("%tid.z") else "")
-                     + (f" + {lay.elem_bits // 8}*e" if lay.per_reg > 1 else ""))
+                     + ((" + e" if lay.elem_bits == 8 else f" + {lay.elem_bits // 8}*e") if lay.per_reg > 1 else ""))
         return text
 
     def to_json(self, elements: bool = False) -> dict:

@@ -38,7 +38,8 @@ from typing import Optional
 
 from .errors import ParseError, RRSpliceError
 
-__all__ = ["HookError", "apply_recipe", "kernel_recipe", "recipe_kernel"]
+__all__ = ["HookError", "apply_family_recipe", "apply_recipe", "kernel_recipe",
+           "recipe_kernel"]
 
 
 class HookError(RRSpliceError):
@@ -87,6 +88,26 @@ def apply_recipe(recipe_path, corpus=None, out=None, *, stage: Optional[str] = N
                         + ", ".join(a.arch for a in bad) + ":\n" + bad[0].log.strip()[-2000:],
                         recipe=recipe_path, report=res.report)
     return res.output
+
+
+def apply_family_recipe(recipe_path, corpus_dir, out=None, *, jobs=None) -> list[Path]:
+    """Apply a family recipe (``entries=`` pattern) to every kernel of `corpus_dir` it
+    names, in parallel (a cut is ported to each variant); the outputs, in corpus order.
+
+    Raises :class:`HookError` (``kind="family"``, ``.report`` = the rows) when any kernel
+    is refused or fails; the others are written all the same.
+    """
+    from .family import apply_family
+    try:
+        rows = apply_family(Path(recipe_path), Path(corpus_dir), out=out, jobs=jobs)
+    except RRSpliceError as exc:
+        raise HookError("recipe", exc.render(), recipe=recipe_path, cause=exc) from None
+    bad = [r for r in rows if r.status != "ok"]
+    if bad:
+        raise HookError("family", f"{len(bad)} of {len(rows)} kernel(s) not applied:\n"
+                        + "\n".join(f"  {r.module}:{r.entry}: {r.status}: {r.message}"
+                                     for r in bad), recipe=recipe_path, report=rows)
+    return [Path(r.output) for r in rows]
 
 
 _KERNEL = re.compile(r"^cuda_dldn_engine_swin_([A-Za-z0-9]+)_kernel$")

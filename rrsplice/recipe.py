@@ -22,6 +22,12 @@ form               keys (besides ``file``, the PTX module's name)
 ``extern`` is also accepted with ``cut_after``, ``delete`` and ``replace_body``; ``entry=NAME``
 with every form. Anything else is a :class:`RecipeError` naming the recipe file and the key.
 
+Options combinable with every form (and with each other), see :mod:`rrsplice.rewrite`:
+``sust=True`` or ``sust=[kinds]`` (surface stores -> helper calls), ``rz_round=True`` (the
+``roundf`` idiom without ``.rz``), ``rewrites=[dict(opcode=..., replace=..., extern=...)]``
+(the recipe's own rules), ``entries=REGEX`` (the family of entry names the recipe applies to:
+``apply --all`` and the hook apply it to every matching kernel of a corpus).
+
 Module constants (``MODULE``, ``CALLEE``, ``A_REGS``, ``C_REGS``, ``RET_REGS``, ``SCRATCH``,
 ``W_REG``, ``V_REG``, ``RET_STRIDE``, ``ENTRY``) are read when present, never required.
 
@@ -64,7 +70,9 @@ FORMS = {
     "baseline": (set(), set()),
 }
 COMMON = {"file", "entry"}
-KNOWN_KEYS = set(COMMON).union(*(r | o for r, o in FORMS.values()))
+# options every form accepts: statement rewrites and the family pattern
+OPTIONS = {"sust", "rz_round", "rewrites", "entries"}
+KNOWN_KEYS = set(COMMON | OPTIONS).union(*(r | o for r, o in FORMS.values()))
 
 
 class RecipeError(RRSpliceError):
@@ -109,6 +117,10 @@ class Recipe:
     stub: Optional[str] = None
     entry_key: Optional[str] = None
     constants: dict = field(default_factory=dict)
+    sust: Any = False                # False, True, or a list of kind names
+    rz_round: bool = False
+    rewrites: list = field(default_factory=list)   # the recipe's own rules (dicts)
+    entries: Optional[str] = None    # family pattern: entry names the recipe applies to
     debug_env: Optional[str] = None  # the D4R_RRSWIN_DEBUG value recipe() was called with
 
     @property
@@ -296,7 +308,7 @@ def normalise(path, mod, raw) -> Recipe:
     if unknown:
         raise RecipeError(path, "unknown key in recipe() result; known keys: "
                           + ", ".join(sorted(KNOWN_KEYS)), unknown[0])
-    keys = set(raw) - COMMON
+    keys = set(raw) - COMMON - OPTIONS
     forms = [f for f, (req, opt) in FORMS.items() if req and req & keys]
     if len(forms) > 1:
         a, b = forms[:2]
@@ -312,7 +324,7 @@ def normalise(path, mod, raw) -> Recipe:
     stray = sorted(keys - req - opt)
     if stray:
         raise RecipeError(path, f"not allowed with the {form} form (allowed: "
-                          + ", ".join(sorted(req | opt | COMMON)) + ")", stray[0])
+                          + ", ".join(sorted(req | opt | COMMON | OPTIONS)) + ")", stray[0])
     if "file" not in raw:
         raise RecipeError(path, "missing: every recipe names its PTX module with file=...",
                           "file")
@@ -329,6 +341,7 @@ def normalise(path, mod, raw) -> Recipe:
         rec.entry_key = _text(path, "entry", raw["entry"])
     if "extern" in raw:
         rec.extern = _text(path, "extern", raw["extern"])
+    _options(path, raw, rec)
     if form == "cut_call":
         rec.cut_call = _line_pair(path, "cut_call", raw["cut_call"])
         rec.call = _text(path, "call", raw["call"])
@@ -367,6 +380,68 @@ def normalise(path, mod, raw) -> Recipe:
         rec.replace_body = v
         rec.stub = _text(path, "stub", raw["stub"])
     return rec
+
+
+def _options(path, raw: dict, rec: Recipe) -> None:
+    """The rewrite and family options (see the module docstring)."""
+    from .rewrite.sust import SUST_KINDS
+    from .rewrite.user import USER_KEYS
+    if "sust" in raw:
+        v = raw["sust"]
+        if isinstance(v, (list, tuple)):
+            bad = [k for k in v if k not in SUST_KINDS]
+            if bad or not v:
+                raise RecipeError(path, f"unknown surface-store kind {bad[0]!r}; kinds: "
+                                  + ", ".join(SUST_KINDS) if bad else "an empty list of kinds "
+                                  "(use sust=False to rewrite none)", "sust")
+            rec.sust = list(dict.fromkeys(v))
+        elif isinstance(v, bool):
+            rec.sust = v
+        else:
+            raise RecipeError(path, f"expected True, False or a list of kinds "
+                              f"({', '.join(SUST_KINDS)}), got {v!r}"[:300], "sust")
+    if "rz_round" in raw:
+        if not isinstance(raw["rz_round"], bool):
+            raise RecipeError(path, f"expected True or False, got {raw['rz_round']!r}"[:300],
+                              "rz_round")
+        rec.rz_round = raw["rz_round"]
+    if "rewrites" in raw:
+        v = raw["rewrites"]
+        if not isinstance(v, (list, tuple)):
+            raise RecipeError(path, "expected a list of rules dict(opcode=..., replace=...)",
+                              "rewrites")
+        for i, r in enumerate(v):
+            key = f"rewrites[{i}]"
+            if not isinstance(r, dict) or not {"opcode", "replace"} <= set(r):
+                raise RecipeError(path, "a rule is dict(opcode=..., replace=TEMPLATE or FN, "
+                                  "extern=..., name=...)", key)
+            extra = sorted(set(r) - USER_KEYS)
+            if extra:
+                raise RecipeError(path, f"unknown rule key {extra[0]!r} (known: "
+                                  + ", ".join(sorted(USER_KEYS)) + ")", key)
+            ops = r["opcode"]
+            ops = [ops] if isinstance(ops, str) else ops
+            if not isinstance(ops, (list, tuple)) or not ops \
+                    or not all(isinstance(o, str) and o for o in ops):
+                raise RecipeError(path, "opcode must be an opcode or a list of them", key)
+            if not (callable(r["replace"]) or isinstance(r["replace"], str)):
+                raise RecipeError(path, "replace must be a template or a function", key)
+            for k in ("extern", "name"):
+                if r.get(k) is not None and not isinstance(r[k], str):
+                    raise RecipeError(path, f"{k} must be text", key)
+            rec.rewrites.append(dict(r, opcode=list(ops)))
+    if "entries" in raw:
+        v = _text(path, "entries", raw["entries"])
+        try:
+            re.compile(v)
+        except re.error as exc:
+            raise RecipeError(path, f"not a regular expression: {exc}", "entries") from None
+        rec.entries = v
+
+
+def matches_family(rec: Recipe, entry: str) -> bool:
+    """Does `entry` belong to the recipe's family (its `entries` pattern, whole name)?"""
+    return rec.entries is not None and re.fullmatch(rec.entries, entry) is not None
 
 
 # ------------------------------------------------------------------ which entry, which layer
@@ -436,20 +511,24 @@ def recipe_layer(rec: Recipe) -> str:
 # ------------------------------------------------------------------ module resolution
 
 def corpus_dirs(corpus=None, start: Optional[Path] = None) -> list[tuple[Path, str]]:
-    """Corpus directories in lookup order, each with where it came from (existing or not)."""
+    """Corpus directories in lookup order, each with where it came from. A `--corpus` or
+    `$RRSPLICE_CORPUS` that is not a directory is an error (a typo never silently falls
+    through to another corpus); the configured and default ones may be absent."""
     from .config import load_config
 
     out: list[tuple[Path, str]] = []
 
-    def add(p, why):
+    def add(p, why, must_exist=False):
         if p is None:
             return
         p = Path(os.path.expanduser(str(p)))
+        if must_exist and not p.is_dir():
+            raise CorpusNotFound(f"{why} {p}: no such directory")
         if all(p.resolve() != q.resolve() for q, _ in out):
             out.append((p, why))
 
-    add(corpus, "--corpus")
-    add(os.environ.get(CORPUS_ENV) or None, f"${CORPUS_ENV}")
+    add(corpus, "--corpus", must_exist=True)
+    add(os.environ.get(CORPUS_ENV) or None, f"${CORPUS_ENV}", must_exist=True)
     seen_cfg = set()
     for base in (Path.cwd(), start):
         if base is None:
@@ -466,6 +545,12 @@ def corpus_dirs(corpus=None, start: Optional[Path] = None) -> list[tuple[Path, s
     return out
 
 
+class CorpusNotFound(RRSpliceError):
+    """`--corpus DIR` or `$RRSPLICE_CORPUS` names no directory."""
+
+    code = "corpus"
+
+
 def defines_entry(ptx: Path, entry: str) -> bool:
     """Cheap test (no parse): does the file declare `.entry ENTRY(`?"""
     try:
@@ -475,15 +560,18 @@ def defines_entry(ptx: Path, entry: str) -> bool:
     return re.search(rb"\.entry\s+" + re.escape(entry.encode()) + rb"\s*\(", data) is not None
 
 
-def resolve_module(recipe, corpus=None) -> tuple[Path, Optional[str]]:
-    """Where the recipe's PTX module is, and a note when it was not simply the named file.
+def resolve_module(recipe, corpus=None, *, any_module: bool = False
+                   ) -> tuple[Path, Optional[str]]:
+    """Where the recipe's PTX module is, and a note when it is not simply the named file.
 
-    `recipe` is a Recipe or a recipe path. The named `file` is looked up (absolute paths as
-    they are) in `--corpus`, `$RRSPLICE_CORPUS`, `[tool.rrsplice] corpus`,
-    `~/.cache/d4r-rr-corpus` and the bundled `corpus_fixtures/`, first hit wins. If the file
-    found does not define the recipe's entry (or no file of that name exists), the first
-    module of those corpora, in name order, that defines the entry is used and the note says
-    so.
+    `recipe` is a Recipe or a recipe path. A `file` with a directory part (`../x/m.ptx`,
+    as `recipe new` records for a module outside the corpus) is first taken relative to
+    the recipe. Then the name is looked up (absolute paths as they are) in `--corpus`,
+    `$RRSPLICE_CORPUS`, `[tool.rrsplice] corpus`, `~/.cache/d4r-rr-corpus` and the bundled
+    `corpus_fixtures/`, first hit wins. A module that is missing or does not define the
+    recipe's entry is an error, unless fallback was asked for (`any_module`, or
+    `ANY_MODULE = True` in the recipe): then the first module of those corpora, in name
+    order, that defines the entry is used and the note says so.
     """
     rec = recipe if isinstance(recipe, Recipe) else load_recipe(recipe)
     dirs = corpus_dirs(corpus, rec.path.parent)
@@ -494,7 +582,9 @@ def resolve_module(recipe, corpus=None) -> tuple[Path, Optional[str]]:
         if name.is_file():
             found = name
     else:
-        for d, _why in dirs:
+        has_dir = "/" in rec.file or os.sep in rec.file
+        near = [(rec.path.parent, "the recipe's directory")] if has_dir else []
+        for d, _why in near + dirs:
             cand = d / name
             if cand.is_file():
                 found = cand
@@ -502,7 +592,8 @@ def resolve_module(recipe, corpus=None) -> tuple[Path, Optional[str]]:
     if found is not None and (entry is None or defines_entry(found, entry)):
         return found, None
     looked = ", ".join(f"{d} ({why})" for d, why in dirs if d.is_dir()) or "no corpus directory"
-    if entry is not None:
+    fallback = any_module or rec.const("ANY_MODULE", False) is True
+    if entry is not None and fallback:
         for d, why in dirs:
             if not d.is_dir():
                 continue
@@ -510,14 +601,17 @@ def resolve_module(recipe, corpus=None) -> tuple[Path, Optional[str]]:
                 if cand.is_file() and defines_entry(cand, entry):
                     if found is not None:
                         note = (f"{found} does not define {entry}; using {cand} "
-                                f"(from {why}), which does")
+                                f"(from {why}), which does, as --any-module allows")
                     else:
                         note = (f"{rec.file} is not in the corpus; using {cand} (from {why}), "
-                                f"which defines {entry}")
+                                f"which defines {entry}, as --any-module allows")
                     return cand, note
-        if found is not None:
-            raise ModuleNotFound(rec.path, f"{found} does not define {entry} (the entry named "
-                                 f"by {dict(rec.entry_candidates())[entry]}), and no module in "
-                                 f"{looked} does", "file")
+    if found is not None and entry is not None:
+        raise ModuleNotFound(rec.path, f"{found} does not define {entry} (the entry named "
+                             f"by {dict(rec.entry_candidates()).get(entry, 'the recipe')})"
+                             + ("" if fallback else "; --any-module would use another "
+                                "corpus module that does"), "file")
     raise ModuleNotFound(rec.path, f"module {rec.file!r} not found; looked in {looked}"
-                         + (f" (nor any module defining {entry})" if entry else ""), "file")
+                         + ("" if entry is None or fallback else
+                            "; --any-module would use a corpus module defining " + entry),
+                         "file")

@@ -55,6 +55,14 @@ entry               the recipe names another entry than the one its lines fall i
 stage-line          a debug stage's line does not end a statement of a function body
 stage-undefined     a debug-stage register is not defined on every path to its line
 stage-name          a stage name is not qualified by this recipe's layer
+rewrite             what the recipe's statement rewrites touch: counts per kind (info), and
+                    statements left alone because the cut removes them (info)
+rewrite-operand     a surface store whose operands are not what the helper takes (the
+                    surface not a 64-bit register, a value of the wrong width)
+rewrite-round       an ``add.rz`` without its ``cvt.rzi``, or whose addend is not shown to be
+                    ``copysign(0.5, x)``, or whose sum is read elsewhere
+rewrite-rule        a recipe's own rule failed or produced more than one line
+rewrite-none        a rewrite was asked for but matched no statement (warning)
 ==================  ==========================================================================
 """
 
