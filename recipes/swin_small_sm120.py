@@ -22,6 +22,153 @@ They come back through _ZZ19rrswin_small_kernelE4smem (12288 bytes), 24 bytes pe
 at t * 24, t = the thread's linear index in its block (tid.x + ntid.x * (tid.y + ntid.y
 * tid.z); 128 threads).
 
+Fragment maps (`rrsplice fragments` on this recipe; layouts from PTX ISA 9.7.14.5): what
+each passed and returned register holds in its phase's matrices A[row][k] and
+C/D[row][n], per lane (g, t) and element e; bias seeds with their weight-image bytes.
+A_REGS (48 of 48 are mma fragments; g = lane>>2, t = lane%4, e = byte or half within the
+register):
+  %r33: phase 1 tile (0, 0) r0: A[0..7][0..15]: row = g, k = 4t + e
+  %r36: phase 1 tile (0, 0) r1: A[8..15][0..15]: row = 8 + g, k = 4t + e
+  %r55: phase 1 tile (0, 0) r2: A[0..7][16..31]: row = g, k = 16 + 4t + e
+  %r58: phase 1 tile (0, 0) r3: A[8..15][16..31]: row = 8 + g, k = 16 + 4t + e
+  %r77: phase 1 tile (0, 1) r0: A[0..7][32..47]: row = g, k = 32 + 4t + e
+  %r80: phase 1 tile (0, 1) r1: A[8..15][32..47]: row = 8 + g, k = 32 + 4t + e
+  %r99: phase 1 tile (0, 1) r2: A[0..7][48..63]: row = g, k = 48 + 4t + e
+  %r102: phase 1 tile (0, 1) r3: A[8..15][48..63]: row = 8 + g, k = 48 + 4t + e
+  %r121: phase 1 tile (0, 2) r0: A[0..7][64..79]: row = g, k = 64 + 4t + e
+  %r124: phase 1 tile (0, 2) r1: A[8..15][64..79]: row = 8 + g, k = 64 + 4t + e
+  %r143: phase 1 tile (0, 2) r2: A[0..7][80..95]: row = g, k = 80 + 4t + e
+  %r146: phase 1 tile (0, 2) r3: A[8..15][80..95]: row = 8 + g, k = 80 + 4t + e
+  %r165: phase 1 tile (0, 3) r0: A[0..7][96..111]: row = g, k = 96 + 4t + e
+  %r168: phase 1 tile (0, 3) r1: A[8..15][96..111]: row = 8 + g, k = 96 + 4t + e
+  %r187: phase 1 tile (0, 3) r2: A[0..7][112..127]: row = g, k = 112 + 4t + e
+  %r190: phase 1 tile (0, 3) r3: A[8..15][112..127]: row = 8 + g, k = 112 + 4t + e
+  %r209: phase 1 tile (1, 0) r0: A[16..23][0..15]: row = 16 + g, k = 4t + e
+  %r212: phase 1 tile (1, 0) r1: A[24..31][0..15]: row = 24 + g, k = 4t + e
+  %r231: phase 1 tile (1, 0) r2: A[16..23][16..31]: row = 16 + g, k = 16 + 4t + e
+  %r234: phase 1 tile (1, 0) r3: A[24..31][16..31]: row = 24 + g, k = 16 + 4t + e
+  %r253: phase 1 tile (1, 1) r0: A[16..23][32..47]: row = 16 + g, k = 32 + 4t + e
+  %r256: phase 1 tile (1, 1) r1: A[24..31][32..47]: row = 24 + g, k = 32 + 4t + e
+  %r275: phase 1 tile (1, 1) r2: A[16..23][48..63]: row = 16 + g, k = 48 + 4t + e
+  %r278: phase 1 tile (1, 1) r3: A[24..31][48..63]: row = 24 + g, k = 48 + 4t + e
+  %r297: phase 1 tile (1, 2) r0: A[16..23][64..79]: row = 16 + g, k = 64 + 4t + e
+  %r300: phase 1 tile (1, 2) r1: A[24..31][64..79]: row = 24 + g, k = 64 + 4t + e
+  %r319: phase 1 tile (1, 2) r2: A[16..23][80..95]: row = 16 + g, k = 80 + 4t + e
+  %r322: phase 1 tile (1, 2) r3: A[24..31][80..95]: row = 24 + g, k = 80 + 4t + e
+  %r341: phase 1 tile (1, 3) r0: A[16..23][96..111]: row = 16 + g, k = 96 + 4t + e
+  %r344: phase 1 tile (1, 3) r1: A[24..31][96..111]: row = 24 + g, k = 96 + 4t + e
+  %r363: phase 1 tile (1, 3) r2: A[16..23][112..127]: row = 16 + g, k = 112 + 4t + e
+  %r366: phase 1 tile (1, 3) r3: A[24..31][112..127]: row = 24 + g, k = 112 + 4t + e
+  %r385: phase 1 tile (2, 0) r0: A[32..39][0..15]: row = 32 + g, k = 4t + e
+  %r388: phase 1 tile (2, 0) r1: A[40..47][0..15]: row = 40 + g, k = 4t + e
+  %r407: phase 1 tile (2, 0) r2: A[32..39][16..31]: row = 32 + g, k = 16 + 4t + e
+  %r410: phase 1 tile (2, 0) r3: A[40..47][16..31]: row = 40 + g, k = 16 + 4t + e
+  %r429: phase 1 tile (2, 1) r0: A[32..39][32..47]: row = 32 + g, k = 32 + 4t + e
+  %r432: phase 1 tile (2, 1) r1: A[40..47][32..47]: row = 40 + g, k = 32 + 4t + e
+  %r451: phase 1 tile (2, 1) r2: A[32..39][48..63]: row = 32 + g, k = 48 + 4t + e
+  %r454: phase 1 tile (2, 1) r3: A[40..47][48..63]: row = 40 + g, k = 48 + 4t + e
+  %r473: phase 1 tile (2, 2) r0: A[32..39][64..79]: row = 32 + g, k = 64 + 4t + e
+  %r476: phase 1 tile (2, 2) r1: A[40..47][64..79]: row = 40 + g, k = 64 + 4t + e
+  %r495: phase 1 tile (2, 2) r2: A[32..39][80..95]: row = 32 + g, k = 80 + 4t + e
+  %r498: phase 1 tile (2, 2) r3: A[40..47][80..95]: row = 40 + g, k = 80 + 4t + e
+  %r517: phase 1 tile (2, 3) r0: A[32..39][96..111]: row = 32 + g, k = 96 + 4t + e
+  %r520: phase 1 tile (2, 3) r1: A[40..47][96..111]: row = 40 + g, k = 96 + 4t + e
+  %r539: phase 1 tile (2, 3) r2: A[32..39][112..127]: row = 32 + g, k = 112 + 4t + e
+  %r542: phase 1 tile (2, 3) r3: A[40..47][112..127]: row = 40 + g, k = 112 + 4t + e
+C_REGS (12 of 12 are mma fragments; g = lane>>2, t = lane%4, e = byte or half within the
+register):
+  %r639: phase 1 tile (0, 0) r0: C[0..7][0..7]: row = g, n = 2t + e
+         phase 1 tile (0, 0) r1: C[8..15][0..7]: row = 8 + g, n = 2t + e
+         phase 1 tile (1, 0) r0: C[16..23][0..7]: row = 16 + g, n = 2t + e
+         phase 1 tile (1, 0) r1: C[24..31][0..7]: row = 24 + g, n = 2t + e
+         phase 1 tile (2, 0) r0: C[32..39][0..7]: row = 32 + g, n = 2t + e
+         phase 1 tile (2, 0) r1: C[40..47][0..7]: row = 40 + g, n = 2t + e
+             weight byte = 49152 + 192*warp + 2*e
+  %r640: phase 1 tile (0, 1) r0: C[0..7][8..15]: row = g, n = 8 + 2t + e
+         phase 1 tile (0, 1) r1: C[8..15][8..15]: row = 8 + g, n = 8 + 2t + e
+         phase 1 tile (1, 1) r0: C[16..23][8..15]: row = 16 + g, n = 8 + 2t + e
+         phase 1 tile (1, 1) r1: C[24..31][8..15]: row = 24 + g, n = 8 + 2t + e
+         phase 1 tile (2, 1) r0: C[32..39][8..15]: row = 32 + g, n = 8 + 2t + e
+         phase 1 tile (2, 1) r1: C[40..47][8..15]: row = 40 + g, n = 8 + 2t + e
+             weight byte = 49168 + 192*warp + 2*e
+  %r641: phase 1 tile (0, 2) r0: C[0..7][16..23]: row = g, n = 16 + 2t + e
+         phase 1 tile (0, 2) r1: C[8..15][16..23]: row = 8 + g, n = 16 + 2t + e
+         phase 1 tile (1, 2) r0: C[16..23][16..23]: row = 16 + g, n = 16 + 2t + e
+         phase 1 tile (1, 2) r1: C[24..31][16..23]: row = 24 + g, n = 16 + 2t + e
+         phase 1 tile (2, 2) r0: C[32..39][16..23]: row = 32 + g, n = 16 + 2t + e
+         phase 1 tile (2, 2) r1: C[40..47][16..23]: row = 40 + g, n = 16 + 2t + e
+             weight byte = 49184 + 192*warp + 2*e
+  %r642: phase 1 tile (0, 3) r0: C[0..7][24..31]: row = g, n = 24 + 2t + e
+         phase 1 tile (0, 3) r1: C[8..15][24..31]: row = 8 + g, n = 24 + 2t + e
+         phase 1 tile (1, 3) r0: C[16..23][24..31]: row = 16 + g, n = 24 + 2t + e
+         phase 1 tile (1, 3) r1: C[24..31][24..31]: row = 24 + g, n = 24 + 2t + e
+         phase 1 tile (2, 3) r0: C[32..39][24..31]: row = 32 + g, n = 24 + 2t + e
+         phase 1 tile (2, 3) r1: C[40..47][24..31]: row = 40 + g, n = 24 + 2t + e
+             weight byte = 49200 + 192*warp + 2*e
+  %r643: phase 1 tile (0, 4) r0: C[0..7][32..39]: row = g, n = 32 + 2t + e
+         phase 1 tile (0, 4) r1: C[8..15][32..39]: row = 8 + g, n = 32 + 2t + e
+         phase 1 tile (1, 4) r0: C[16..23][32..39]: row = 16 + g, n = 32 + 2t + e
+         phase 1 tile (1, 4) r1: C[24..31][32..39]: row = 24 + g, n = 32 + 2t + e
+         phase 1 tile (2, 4) r0: C[32..39][32..39]: row = 32 + g, n = 32 + 2t + e
+         phase 1 tile (2, 4) r1: C[40..47][32..39]: row = 40 + g, n = 32 + 2t + e
+             weight byte = 49216 + 192*warp + 2*e
+  %r644: phase 1 tile (0, 5) r0: C[0..7][40..47]: row = g, n = 40 + 2t + e
+         phase 1 tile (0, 5) r1: C[8..15][40..47]: row = 8 + g, n = 40 + 2t + e
+         phase 1 tile (1, 5) r0: C[16..23][40..47]: row = 16 + g, n = 40 + 2t + e
+         phase 1 tile (1, 5) r1: C[24..31][40..47]: row = 24 + g, n = 40 + 2t + e
+         phase 1 tile (2, 5) r0: C[32..39][40..47]: row = 32 + g, n = 40 + 2t + e
+         phase 1 tile (2, 5) r1: C[40..47][40..47]: row = 40 + g, n = 40 + 2t + e
+             weight byte = 49232 + 192*warp + 2*e
+  %r645: phase 1 tile (0, 6) r0: C[0..7][48..55]: row = g, n = 48 + 2t + e
+         phase 1 tile (0, 6) r1: C[8..15][48..55]: row = 8 + g, n = 48 + 2t + e
+         phase 1 tile (1, 6) r0: C[16..23][48..55]: row = 16 + g, n = 48 + 2t + e
+         phase 1 tile (1, 6) r1: C[24..31][48..55]: row = 24 + g, n = 48 + 2t + e
+         phase 1 tile (2, 6) r0: C[32..39][48..55]: row = 32 + g, n = 48 + 2t + e
+         phase 1 tile (2, 6) r1: C[40..47][48..55]: row = 40 + g, n = 48 + 2t + e
+             weight byte = 49248 + 192*warp + 2*e
+  %r646: phase 1 tile (0, 7) r0: C[0..7][56..63]: row = g, n = 56 + 2t + e
+         phase 1 tile (0, 7) r1: C[8..15][56..63]: row = 8 + g, n = 56 + 2t + e
+         phase 1 tile (1, 7) r0: C[16..23][56..63]: row = 16 + g, n = 56 + 2t + e
+         phase 1 tile (1, 7) r1: C[24..31][56..63]: row = 24 + g, n = 56 + 2t + e
+         phase 1 tile (2, 7) r0: C[32..39][56..63]: row = 32 + g, n = 56 + 2t + e
+         phase 1 tile (2, 7) r1: C[40..47][56..63]: row = 40 + g, n = 56 + 2t + e
+             weight byte = 49264 + 192*warp + 2*e
+  %r647: phase 1 tile (0, 8) r0: C[0..7][64..71]: row = g, n = 64 + 2t + e
+         phase 1 tile (0, 8) r1: C[8..15][64..71]: row = 8 + g, n = 64 + 2t + e
+         phase 1 tile (1, 8) r0: C[16..23][64..71]: row = 16 + g, n = 64 + 2t + e
+         phase 1 tile (1, 8) r1: C[24..31][64..71]: row = 24 + g, n = 64 + 2t + e
+         phase 1 tile (2, 8) r0: C[32..39][64..71]: row = 32 + g, n = 64 + 2t + e
+         phase 1 tile (2, 8) r1: C[40..47][64..71]: row = 40 + g, n = 64 + 2t + e
+             weight byte = 49280 + 192*warp + 2*e
+  %r648: phase 1 tile (0, 9) r0: C[0..7][72..79]: row = g, n = 72 + 2t + e
+         phase 1 tile (0, 9) r1: C[8..15][72..79]: row = 8 + g, n = 72 + 2t + e
+         phase 1 tile (1, 9) r0: C[16..23][72..79]: row = 16 + g, n = 72 + 2t + e
+         phase 1 tile (1, 9) r1: C[24..31][72..79]: row = 24 + g, n = 72 + 2t + e
+         phase 1 tile (2, 9) r0: C[32..39][72..79]: row = 32 + g, n = 72 + 2t + e
+         phase 1 tile (2, 9) r1: C[40..47][72..79]: row = 40 + g, n = 72 + 2t + e
+             weight byte = 49296 + 192*warp + 2*e
+  %r649: phase 1 tile (0, 10) r0: C[0..7][80..87]: row = g, n = 80 + 2t + e
+         phase 1 tile (0, 10) r1: C[8..15][80..87]: row = 8 + g, n = 80 + 2t + e
+         phase 1 tile (1, 10) r0: C[16..23][80..87]: row = 16 + g, n = 80 + 2t + e
+         phase 1 tile (1, 10) r1: C[24..31][80..87]: row = 24 + g, n = 80 + 2t + e
+         phase 1 tile (2, 10) r0: C[32..39][80..87]: row = 32 + g, n = 80 + 2t + e
+         phase 1 tile (2, 10) r1: C[40..47][80..87]: row = 40 + g, n = 80 + 2t + e
+             weight byte = 49312 + 192*warp + 2*e
+  %r650: phase 1 tile (0, 11) r0: C[0..7][88..95]: row = g, n = 88 + 2t + e
+         phase 1 tile (0, 11) r1: C[8..15][88..95]: row = 8 + g, n = 88 + 2t + e
+         phase 1 tile (1, 11) r0: C[16..23][88..95]: row = 16 + g, n = 88 + 2t + e
+         phase 1 tile (1, 11) r1: C[24..31][88..95]: row = 24 + g, n = 88 + 2t + e
+         phase 1 tile (2, 11) r0: C[32..39][88..95]: row = 32 + g, n = 88 + 2t + e
+         phase 1 tile (2, 11) r1: C[40..47][88..95]: row = 40 + g, n = 88 + 2t + e
+             weight byte = 49328 + 192*warp + 2*e
+RET_REGS (4 of 6 are mma fragments; g = lane>>2, t = lane%4, e = byte or half within the
+register):
+  %r8388: phase 8 tile (0, 0) r0: D[0..7][0..7]: row = g, n = 2t + e
+  %r8389: phase 8 tile (0, 0) r1: D[8..15][0..7]: row = 8 + g, n = 2t + e
+  %r8398: phase 8 tile (0, 1) r0: D[0..7][8..15]: row = g, n = 8 + 2t + e
+  %r8399: phase 8 tile (0, 1) r1: D[8..15][8..15]: row = 8 + g, n = 8 + 2t + e
+  not a fragment of a phase inside the cut: %r8477 %r8479
+
 Block barrier: the block may run 128 threads (4 warps), and the kernel itself uses
 _ZZ19rrswin_small_kernelE4smem (staging in and around the region), so the slots are
 guarded on both sides. The native body MUST execute a block barrier (`bar.sync 0` /

@@ -22,6 +22,93 @@ They come back through _ZZ18rrswin_tiny_kernelE4smem (8192 bytes), 24 bytes per 
 at t * 24, t = the thread's linear index in its block (tid.x + ntid.x * (tid.y + ntid.y
 * tid.z); 128 threads).
 
+Fragment maps (`rrsplice fragments` on this recipe; layouts from PTX ISA 9.7.14.5): what
+each passed and returned register holds in its phase's matrices A[row][k] and
+C/D[row][n], per lane (g, t) and element e; bias seeds with their weight-image bytes.
+A_REGS (32 of 32 are mma fragments; g = lane>>2, t = lane%4, e = byte or half within the
+register):
+  %r33: phase 1 tile (0, 0) r0: A[0..7][0..15]: row = g, k = 4t + e
+  %r36: phase 1 tile (0, 0) r1: A[8..15][0..15]: row = 8 + g, k = 4t + e
+  %r55: phase 1 tile (0, 0) r2: A[0..7][16..31]: row = g, k = 16 + 4t + e
+  %r58: phase 1 tile (0, 0) r3: A[8..15][16..31]: row = 8 + g, k = 16 + 4t + e
+  %r77: phase 1 tile (0, 1) r0: A[0..7][32..47]: row = g, k = 32 + 4t + e
+  %r80: phase 1 tile (0, 1) r1: A[8..15][32..47]: row = 8 + g, k = 32 + 4t + e
+  %r99: phase 1 tile (0, 1) r2: A[0..7][48..63]: row = g, k = 48 + 4t + e
+  %r102: phase 1 tile (0, 1) r3: A[8..15][48..63]: row = 8 + g, k = 48 + 4t + e
+  %r121: phase 1 tile (0, 2) r0: A[0..7][64..79]: row = g, k = 64 + 4t + e
+  %r124: phase 1 tile (0, 2) r1: A[8..15][64..79]: row = 8 + g, k = 64 + 4t + e
+  %r143: phase 1 tile (0, 2) r2: A[0..7][80..95]: row = g, k = 80 + 4t + e
+  %r146: phase 1 tile (0, 2) r3: A[8..15][80..95]: row = 8 + g, k = 80 + 4t + e
+  %r165: phase 1 tile (0, 3) r0: A[0..7][96..111]: row = g, k = 96 + 4t + e
+  %r168: phase 1 tile (0, 3) r1: A[8..15][96..111]: row = 8 + g, k = 96 + 4t + e
+  %r187: phase 1 tile (0, 3) r2: A[0..7][112..127]: row = g, k = 112 + 4t + e
+  %r190: phase 1 tile (0, 3) r3: A[8..15][112..127]: row = 8 + g, k = 112 + 4t + e
+  %r209: phase 1 tile (1, 0) r0: A[16..23][0..15]: row = 16 + g, k = 4t + e
+  %r212: phase 1 tile (1, 0) r1: A[24..31][0..15]: row = 24 + g, k = 4t + e
+  %r231: phase 1 tile (1, 0) r2: A[16..23][16..31]: row = 16 + g, k = 16 + 4t + e
+  %r234: phase 1 tile (1, 0) r3: A[24..31][16..31]: row = 24 + g, k = 16 + 4t + e
+  %r253: phase 1 tile (1, 1) r0: A[16..23][32..47]: row = 16 + g, k = 32 + 4t + e
+  %r256: phase 1 tile (1, 1) r1: A[24..31][32..47]: row = 24 + g, k = 32 + 4t + e
+  %r275: phase 1 tile (1, 1) r2: A[16..23][48..63]: row = 16 + g, k = 48 + 4t + e
+  %r278: phase 1 tile (1, 1) r3: A[24..31][48..63]: row = 24 + g, k = 48 + 4t + e
+  %r297: phase 1 tile (1, 2) r0: A[16..23][64..79]: row = 16 + g, k = 64 + 4t + e
+  %r300: phase 1 tile (1, 2) r1: A[24..31][64..79]: row = 24 + g, k = 64 + 4t + e
+  %r319: phase 1 tile (1, 2) r2: A[16..23][80..95]: row = 16 + g, k = 80 + 4t + e
+  %r322: phase 1 tile (1, 2) r3: A[24..31][80..95]: row = 24 + g, k = 80 + 4t + e
+  %r341: phase 1 tile (1, 3) r0: A[16..23][96..111]: row = 16 + g, k = 96 + 4t + e
+  %r344: phase 1 tile (1, 3) r1: A[24..31][96..111]: row = 24 + g, k = 96 + 4t + e
+  %r363: phase 1 tile (1, 3) r2: A[16..23][112..127]: row = 16 + g, k = 112 + 4t + e
+  %r366: phase 1 tile (1, 3) r3: A[24..31][112..127]: row = 24 + g, k = 112 + 4t + e
+C_REGS (8 of 8 are mma fragments; g = lane>>2, t = lane%4, e = byte or half within the
+register):
+  %r431: phase 1 tile (0, 0) r0: C[0..7][0..7]: row = g, n = 2t + e
+         phase 1 tile (0, 0) r1: C[8..15][0..7]: row = 8 + g, n = 2t + e
+         phase 1 tile (1, 0) r0: C[16..23][0..7]: row = 16 + g, n = 2t + e
+         phase 1 tile (1, 0) r1: C[24..31][0..7]: row = 24 + g, n = 2t + e
+             weight byte = 32768 + 128*warp + 2*e
+  %r432: phase 1 tile (0, 1) r0: C[0..7][8..15]: row = g, n = 8 + 2t + e
+         phase 1 tile (0, 1) r1: C[8..15][8..15]: row = 8 + g, n = 8 + 2t + e
+         phase 1 tile (1, 1) r0: C[16..23][8..15]: row = 16 + g, n = 8 + 2t + e
+         phase 1 tile (1, 1) r1: C[24..31][8..15]: row = 24 + g, n = 8 + 2t + e
+             weight byte = 32784 + 128*warp + 2*e
+  %r433: phase 1 tile (0, 2) r0: C[0..7][16..23]: row = g, n = 16 + 2t + e
+         phase 1 tile (0, 2) r1: C[8..15][16..23]: row = 8 + g, n = 16 + 2t + e
+         phase 1 tile (1, 2) r0: C[16..23][16..23]: row = 16 + g, n = 16 + 2t + e
+         phase 1 tile (1, 2) r1: C[24..31][16..23]: row = 24 + g, n = 16 + 2t + e
+             weight byte = 32800 + 128*warp + 2*e
+  %r434: phase 1 tile (0, 3) r0: C[0..7][24..31]: row = g, n = 24 + 2t + e
+         phase 1 tile (0, 3) r1: C[8..15][24..31]: row = 8 + g, n = 24 + 2t + e
+         phase 1 tile (1, 3) r0: C[16..23][24..31]: row = 16 + g, n = 24 + 2t + e
+         phase 1 tile (1, 3) r1: C[24..31][24..31]: row = 24 + g, n = 24 + 2t + e
+             weight byte = 32816 + 128*warp + 2*e
+  %r435: phase 1 tile (0, 4) r0: C[0..7][32..39]: row = g, n = 32 + 2t + e
+         phase 1 tile (0, 4) r1: C[8..15][32..39]: row = 8 + g, n = 32 + 2t + e
+         phase 1 tile (1, 4) r0: C[16..23][32..39]: row = 16 + g, n = 32 + 2t + e
+         phase 1 tile (1, 4) r1: C[24..31][32..39]: row = 24 + g, n = 32 + 2t + e
+             weight byte = 32832 + 128*warp + 2*e
+  %r436: phase 1 tile (0, 5) r0: C[0..7][40..47]: row = g, n = 40 + 2t + e
+         phase 1 tile (0, 5) r1: C[8..15][40..47]: row = 8 + g, n = 40 + 2t + e
+         phase 1 tile (1, 5) r0: C[16..23][40..47]: row = 16 + g, n = 40 + 2t + e
+         phase 1 tile (1, 5) r1: C[24..31][40..47]: row = 24 + g, n = 40 + 2t + e
+             weight byte = 32848 + 128*warp + 2*e
+  %r437: phase 1 tile (0, 6) r0: C[0..7][48..55]: row = g, n = 48 + 2t + e
+         phase 1 tile (0, 6) r1: C[8..15][48..55]: row = 8 + g, n = 48 + 2t + e
+         phase 1 tile (1, 6) r0: C[16..23][48..55]: row = 16 + g, n = 48 + 2t + e
+         phase 1 tile (1, 6) r1: C[24..31][48..55]: row = 24 + g, n = 48 + 2t + e
+             weight byte = 32864 + 128*warp + 2*e
+  %r438: phase 1 tile (0, 7) r0: C[0..7][56..63]: row = g, n = 56 + 2t + e
+         phase 1 tile (0, 7) r1: C[8..15][56..63]: row = 8 + g, n = 56 + 2t + e
+         phase 1 tile (1, 7) r0: C[16..23][56..63]: row = 16 + g, n = 56 + 2t + e
+         phase 1 tile (1, 7) r1: C[24..31][56..63]: row = 24 + g, n = 56 + 2t + e
+             weight byte = 32880 + 128*warp + 2*e
+RET_REGS (4 of 6 are mma fragments; g = lane>>2, t = lane%4, e = byte or half within the
+register):
+  %r4079: phase 7 tile (0, 0) r0: D[0..7][0..7]: row = g, n = 2t + e
+  %r4080: phase 7 tile (0, 0) r1: D[8..15][0..7]: row = 8 + g, n = 2t + e
+  %r4089: phase 7 tile (0, 1) r0: D[0..7][8..15]: row = g, n = 8 + 2t + e
+  %r4090: phase 7 tile (0, 1) r1: D[8..15][8..15]: row = 8 + g, n = 8 + 2t + e
+  not a fragment of a phase inside the cut: %r4160 %r4162
+
 Block barrier: the block may run 128 threads (4 warps), and the kernel itself uses
 _ZZ18rrswin_tiny_kernelE4smem (staging in and around the region), so the slots are
 guarded on both sides. The native body MUST execute a block barrier (`bar.sync 0` /

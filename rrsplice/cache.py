@@ -2,16 +2,20 @@
 
 Parsing a 37k-line module takes about half a second; loading its pickled model takes a
 fraction of that. Entries are keyed by the SHA-256 of the file's bytes together with the
-rrsplice version and a hash of the sources that shape the cached objects (the grammar, the
-parser and the model for modules; also the semantics table, CFG and dataflow code for
-analyses), so editing the file or the tool never serves a stale entry.
+rrsplice version and a hash of every source file of the installed package (found by
+walking it, not listed by hand), so editing the file or any part of the tool never serves a
+stale entry.
 
 Location: `platformdirs.user_cache_dir("rrsplice")`, or `$RRSPLICE_CACHE_DIR`.
-`RRSPLICE_NO_CACHE=1` turns the cache off. Any failure to read an entry (truncated,
-corrupted, written by another version, not the right object) is treated as a miss: the
-module is parsed again and the entry rewritten atomically (temporary file + rename), so
-concurrent readers only ever see whole files. Failure to write is silent: the cache is an
-optimisation, never a requirement.
+`RRSPLICE_NO_CACHE=1` turns the cache off. Pickles are code, so the cache is only used
+where nobody else can write: the directory is created 0700 and a directory or entry not
+owned by the current user, or writable by group or others, is refused with one warning on
+stderr (the command then runs without the cache). Every entry carries a SHA-256 of its
+payload; a mismatch, a wrong shape or an unreadable entry is a miss: the value is computed
+again and the entry rewritten atomically (temporary file + rename), so concurrent readers
+only ever see whole files. Failure to write is silent: the cache is an optimisation, never a
+requirement. The cache is bounded (`$RRSPLICE_CACHE_MAX_MB`, default 1024): past the limit
+the least recently used entries are removed.
 """
 
 from __future__ import annotations
@@ -23,9 +27,10 @@ import hashlib
 import io
 import os
 import pickle
+import stat
 import sys
 from pathlib import Path
-from typing import TYPE_CHECKING, Optional
+from typing import TYPE_CHECKING, Callable, Optional
 
 from . import __version__
 from .fsutil import write_atomic
@@ -33,13 +38,15 @@ from .fsutil import write_atomic
 if TYPE_CHECKING:
     from .model import Function, Module
 
-_FORMAT = 2
+_FORMAT = 3
 _PKG = Path(__file__).resolve().parent
-_MODEL_SOURCES = ("grammar/ptx.lark", "lexicon.py", "parser.py", "operands.py", "model.py")
-_ANALYSIS_SOURCES = ("semantics.py", "cfg.py", "dataflow.py")
+_MAGIC = b"rrsplice-cache 3\n"
+AREAS = ("modules", "analysis", "reports", "facts", "corpus")
+DEFAULT_MAX_MB = 1024
 
-_source_hashes: dict = {}
+_code_hash: dict = {}
 _keys: dict = {}          # id(module) -> (module, content key)
+_warned: set = set()
 
 
 def enabled() -> bool:
@@ -54,33 +61,207 @@ def cache_dir() -> Path:
     return Path(platformdirs.user_cache_dir("rrsplice"))
 
 
-def _sources_hash(names: tuple) -> str:
-    h = _source_hashes.get(names)
+def max_bytes() -> int:
+    """The size the cache is kept under (`$RRSPLICE_CACHE_MAX_MB`, default 1024 MB)."""
+    try:
+        mb = float(os.environ.get("RRSPLICE_CACHE_MAX_MB", DEFAULT_MAX_MB))
+    except ValueError:
+        mb = DEFAULT_MAX_MB
+    return max(0, int(mb * 1024 * 1024))
+
+
+# ------------------------------------------------------------------ trust
+
+def untrusted_reason(st: os.stat_result) -> Optional[str]:
+    """Why a file or directory with this stat is not safe to load pickles from, or None."""
+    if hasattr(os, "geteuid") and st.st_uid != os.geteuid():
+        return f"owned by uid {st.st_uid}, not by the current user (uid {os.geteuid()})"
+    if st.st_mode & 0o022:
+        return f"writable by group or others (mode {stat.S_IMODE(st.st_mode):04o})"
+    return None
+
+
+def _warn(path: Path, why: str) -> None:
+    key = (str(path), why)
+    if key in _warned:
+        return
+    _warned.add(key)
+    sys.stderr.write(f"{path}: warning: cache {why}; running without the cache "
+                     "[cache-untrusted]\n")
+
+
+def _trusted_dir(sub: Optional[str] = None, *, create: bool = True) -> Optional[Path]:
+    """The cache directory (or its `sub` area), created 0700, or None (with a warning)
+    when it is someone else's or open to others."""
+    root = cache_dir()
+    dirs = [root] if sub is None else [root, root / sub]
+    for d in dirs:
+        try:
+            if create:
+                d.mkdir(mode=0o700, parents=True, exist_ok=True)
+            st = os.stat(d)
+        except FileNotFoundError:
+            return None
+        except OSError as exc:
+            _warn(d, f"directory is not usable ({exc.strerror})")
+            return None
+        if not stat.S_ISDIR(st.st_mode):
+            _warn(d, "directory is not a directory")
+            return None
+        why = untrusted_reason(st)
+        if why is not None:
+            _warn(d, f"directory is {why}")
+            return None
+    return dirs[-1]
+
+
+def _code_fingerprint(pkg: Path = None) -> str:
+    """SHA-256 of every source file of the package (relative path and bytes), so any edit
+    to the tool changes every key."""
+    pkg = pkg or _PKG
+    h = _code_hash.get(pkg)
     if h is None:
         d = hashlib.sha256()
-        for n in names:
-            try:
-                d.update((_PKG / n).read_bytes())
-            except OSError:
-                d.update(b"?" + n.encode())
-        h = _source_hashes[names] = d.hexdigest()[:16]
+        files = sorted(p for p in pkg.rglob("*")
+                       if p.suffix in (".py", ".lark") and p.is_file()
+                       and "__pycache__" not in p.parts)
+        for p in files:
+            rel = p.relative_to(pkg).as_posix().encode()
+            body = p.read_bytes()
+            d.update(b"%d:%s%d:" % (len(rel), rel, len(body)) + body)
+        h = _code_hash[pkg] = d.hexdigest()[:24]
     return h
+
+
+def _sources_hash(names: tuple = ()) -> str:
+    """Kept for callers that name the sources they depend on: every key now covers the
+    whole package, so the names no longer matter."""
+    return _code_fingerprint()
 
 
 def module_key(data: bytes) -> str:
     """The cache key of a module's bytes under this rrsplice."""
     d = hashlib.sha256(data)
     d.update(f"|{__version__}|{_FORMAT}|{sys.version_info[:2]}|".encode())
-    d.update(_sources_hash(_MODEL_SOURCES).encode())
+    d.update(_code_fingerprint().encode())
     return d.hexdigest()
 
 
-def _read(path: Path):
+# ------------------------------------------------------------------ entries
+
+def _seal(payload: bytes) -> bytes:
+    return _MAGIC + hashlib.sha256(payload).hexdigest().encode() + b"\n" + payload
+
+
+def _open_entry(path: Path) -> Optional[bytes]:
+    """The verified payload of the entry at `path`, or None (missing, not ours, open to
+    others, truncated, or its checksum does not match)."""
+    try:
+        fd = os.open(path, os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0)
+                     | getattr(os, "O_NONBLOCK", 0))
+    except OSError:
+        return None
+    try:
+        st = os.fstat(fd)
+        if not stat.S_ISREG(st.st_mode):
+            return None
+        why = untrusted_reason(st)
+        if why is not None:
+            _warn(path, f"entry is {why}")
+            return None
+        with os.fdopen(os.dup(fd), "rb") as f:
+            blob = f.read()
+    except OSError:
+        return None
+    finally:
+        os.close(fd)
+    head = len(_MAGIC) + 65
+    if len(blob) < head or not blob.startswith(_MAGIC) or blob[head - 1:head] != b"\n":
+        return None
+    payload = blob[head:]
+    if hashlib.sha256(payload).hexdigest().encode() != blob[len(_MAGIC):head - 1]:
+        return None
+    try:
+        os.utime(path)          # most recently used: the last to be evicted
+    except OSError:
+        pass
+    return payload
+
+
+def _store(path: Path, payload: bytes) -> None:
+    """Write a sealed entry; a cache that cannot be written is skipped."""
+    try:
+        write_atomic(path, _seal(payload), fsync=False)
+    except Exception:  # noqa: BLE001 - the cache is never a requirement
+        return
+    _evict()
+
+
+def _entries(root: Path) -> list:
+    out = []
+    for sub in AREAS:
+        d = root / sub
+        try:
+            it = list(os.scandir(d))
+        except OSError:
+            continue
+        for e in it:
+            try:
+                st = e.stat(follow_symlinks=False)
+            except OSError:
+                continue
+            if stat.S_ISREG(st.st_mode):
+                out.append((st.st_mtime, st.st_size, Path(e.path)))
+    return out
+
+
+def _evict() -> int:
+    """Remove the least recently used entries until the cache fits `max_bytes()`."""
+    root = cache_dir()
+    entries = _entries(root)
+    total = sum(size for _t, size, _p in entries)
+    limit = max_bytes()
+    n = 0
+    for _t, size, p in sorted(entries):
+        if total <= limit:
+            break
+        try:
+            p.unlink()
+            n += 1
+        except OSError:
+            pass
+        total -= size
+    return n
+
+
+def info() -> dict:
+    """Where the cache is, whether it is used, and what it holds per area."""
+    root = cache_dir()
+    trusted = None
+    why = None
+    if root.is_dir():
+        try:
+            why = untrusted_reason(os.stat(root))
+        except OSError as exc:
+            why = exc.strerror
+        trusted = why is None
+    areas = {}
+    every = _entries(root)
+    for sub in AREAS:
+        es = [e for e in every if e[2].parent.name == sub]
+        areas[sub] = {"entries": len(es), "bytes": sum(s for _t, s, _p in es)}
+    return {"directory": str(root), "enabled": enabled(), "exists": root.is_dir(),
+            "trusted": trusted, "untrusted_reason": why,
+            "entries": sum(a["entries"] for a in areas.values()),
+            "bytes": sum(a["bytes"] for a in areas.values()),
+            "max_bytes": max_bytes(), "areas": areas}
+
+
+def _read(payload: bytes):
     was = gc.isenabled()
     gc.disable()          # unpickling thousands of objects: the collector only slows it
     try:
-        with open(path, "rb") as f:
-            return pickle.load(f)
+        return pickle.loads(payload)
     finally:
         if was:
             gc.enable()
@@ -112,15 +293,28 @@ def _dispatch_table() -> dict:
 
 
 def _write(path: Path, obj) -> None:
-    """Pickle `obj` to `path` atomically; a cache that cannot be written is skipped."""
+    """Pickle `obj` into a sealed entry at `path`; a cache that cannot be written is
+    skipped."""
     try:
         buf = io.BytesIO()
         pickler = pickle.Pickler(buf, protocol=pickle.HIGHEST_PROTOCOL)
         pickler.dispatch_table = _dispatch_table()
         pickler.dump(obj)
-        write_atomic(path, buf.getvalue(), fsync=False)
-    except (OSError, pickle.PicklingError, RecursionError, TypeError):
-        pass
+    except (pickle.PicklingError, RecursionError, TypeError, AttributeError):
+        return
+    _store(path, buf.getvalue())
+
+
+def _load_pickle(entry: Path, accept: Callable) -> object:
+    """The object in the entry when it verifies and `accept(obj)`; else None."""
+    payload = _open_entry(entry)
+    if payload is None:
+        return None
+    try:
+        obj = _read(payload)
+        return obj if accept(obj) else None
+    except Exception:  # noqa: BLE001 - any broken entry is just a miss
+        return None
 
 
 def _remember_key(module: Module, key: str) -> None:
@@ -141,22 +335,17 @@ def _key_of(module: Module) -> str:
 def load_module(path) -> Module:
     """The parsed model of the PTX file at `path`, from the cache when it holds this exact
     content, else parsed (and then stored)."""
+    from .fsutil import read_input
+    from .model import Module
     from .parser import parse_bytes
     path = os.fspath(path)
-    data = Path(path).read_bytes()
-    if not enabled():
+    data = read_input(path, what="PTX file")
+    area = _trusted_dir("modules") if enabled() else None
+    if area is None:
         return parse_bytes(data, path, path=path)
     key = module_key(data)
-    entry = cache_dir() / "modules" / f"{key}.pickle"
-    module = None
-    if entry.is_file():
-        try:
-            obj = _read(entry)
-            from .model import Module
-            if isinstance(obj, Module) and obj.data == data:
-                module = obj
-        except Exception:  # noqa: BLE001 - any broken entry is just a miss
-            module = None
+    entry = area / f"{key}.pickle"
+    module = _load_pickle(entry, lambda o: isinstance(o, Module) and o.data == data)
     if module is None:
         module = parse_bytes(data, path, path=path)
         _write(entry, module)
@@ -169,61 +358,98 @@ def load_analysis(module: Module, fn: Function):
     """`rrsplice.dataflow.analyze(fn)`, stored next to the module's cache entry so a
     repeated query skips def/use, CFG and the liveness fixed point as well."""
     from .dataflow import FunctionAnalysis, analyze, remember
-    if not enabled():
+    area = _trusted_dir("analysis") if enabled() else None
+    if area is None:
         return analyze(fn)
     try:
         index = module.functions.index(fn)
     except ValueError:
         return analyze(fn)
     key = _key_of(module)
-    akey = hashlib.sha256(f"{key}|{index}|{fn.name}|{len(fn.statements)}|"
-                          f"{_sources_hash(_ANALYSIS_SOURCES)}".encode()).hexdigest()
-    entry = cache_dir() / "analysis" / f"{akey}.pickle"
-    if entry.is_file():
-        try:
-            fa = _read(entry)
-            if (isinstance(fa, FunctionAnalysis) and len(fa.du) == len(fn.statements)
-                    and len(fa.cfg.block_of) == len(fn.statements) + 1):
-                remember(fn, fa)
-                return fa
-        except Exception:  # noqa: BLE001
-            pass
+    akey = hashlib.sha256(f"{key}|{index}|{fn.name}|{len(fn.statements)}".encode()).hexdigest()
+    entry = area / f"{akey}.pickle"
+    fa = _load_pickle(entry, lambda o: (isinstance(o, FunctionAnalysis)
+                                        and len(o.du) == len(fn.statements)
+                                        and len(o.cfg.block_of) == len(fn.statements) + 1))
+    if fa is not None:
+        remember(fn, fa)
+        return fa
     fa = analyze(fn)
     _write(entry, fa)
     return fa
 
 
-_REPORT_SOURCES = ("semantics.py", "cfg.py", "dataflow.py", "provenance.py", "mma.py",
-                   "select.py", "cli/cmd_liveness.py")
-
-
-def remember_json(area: str, key: str, sources: tuple, compute):
+def remember_json(area: str, key: str, sources: tuple, compute,
+                  accept: Callable = lambda v: True):
     """`compute()` (JSON data) remembered under `<cache>/<area>/`, keyed by `key` and the
-    hash of the rrsplice `sources` that compute it, so an edited input or tool never serves
-    a stale answer; a broken or unreadable entry is a miss, and a cache that cannot be
-    written is skipped."""
-    if not enabled():
+    package's code, so an edited input or tool never serves a stale answer; an entry that
+    does not verify, or whose value `accept` rejects, is a miss, and a cache that cannot be
+    written is skipped. (`sources` is no longer needed: every key covers all the code.)"""
+    entry = _json_entry(area, key)
+    if entry is None:
         return compute()
-    import json
-    digest = hashlib.sha256(f"{key}|{_sources_hash(sources)}".encode()).hexdigest()
-    entry = cache_dir() / area / f"{digest}.json"
-    try:
-        return json.loads(entry.read_text(encoding="utf-8"))
-    except (OSError, ValueError):
-        pass
+    hit = _read_json_entry(entry, accept)
+    if hit is not None:
+        return hit[0]
     result = compute()
-    try:
-        write_atomic(entry, json.dumps(result, sort_keys=True).encode("utf-8"), fsync=False)
-    except (OSError, TypeError, ValueError):
-        pass
+    _write_json_entry(entry, result)
     return result
+
+
+def _json_entry(area: str, key: str) -> Optional[Path]:
+    """Where the JSON entry for (area, key) lives under the current code, or None when the
+    cache is off or its directory is not trusted."""
+    d = _trusted_dir(area) if enabled() else None
+    if d is None:
+        return None
+    digest = hashlib.sha256(f"{key}|{_code_fingerprint()}".encode()).hexdigest()
+    return d / f"{digest}.json"
+
+
+def _read_json_entry(entry: Path, accept: Callable = lambda v: True):
+    """(value,) when `entry` verifies and `accept`s its value, else None (a miss)."""
+    import json
+    payload = _open_entry(entry)
+    if payload is None:
+        return None
+    try:
+        box = json.loads(payload.decode("utf-8"))
+    except (ValueError, UnicodeDecodeError, RecursionError):
+        return None
+    if isinstance(box, dict) and set(box) == {"value"} and accept(box["value"]):
+        return (box["value"],)
+    return None
+
+
+def _write_json_entry(entry: Path, value) -> None:
+    import json
+    try:
+        payload = json.dumps({"value": value}, sort_keys=True).encode("utf-8")
+    except (TypeError, ValueError, RecursionError):
+        return
+    _store(entry, payload)
+
+
+def peek_json(area: str, key: str, sources: tuple = (), accept: Callable = lambda v: True):
+    """What `remember_json` would serve for (area, key), or None on a miss (so a caller can
+    decide where to compute the misses, e.g. in worker processes)."""
+    entry = _json_entry(area, key)
+    hit = _read_json_entry(entry, accept) if entry is not None else None
+    return None if hit is None else hit[0]
+
+
+def store_json(area: str, key: str, sources: tuple, value) -> None:
+    """Remember `value` for `peek_json`/`remember_json`; silently skipped when it cannot."""
+    entry = _json_entry(area, key)
+    if entry is not None:
+        _write_json_entry(entry, value)
 
 
 def load_report(kind: str, data: bytes, query: dict, compute) -> dict:
     """A command's result for (module bytes, query): see `remember_json`."""
     import json
     key = f"{module_key(data)}|{kind}|{json.dumps(query, sort_keys=True)}"
-    return remember_json("reports", key, _REPORT_SOURCES, compute)
+    return remember_json("reports", key, (), compute, accept=lambda v: isinstance(v, dict))
 
 
 def remember_module_fact(module: "Module", what: str, sources: tuple, compute):
@@ -232,19 +458,16 @@ def remember_module_fact(module: "Module", what: str, sources: tuple, compute):
 
 
 def clear() -> int:
-    """Delete every cache entry; returns how many files were removed."""
+    """Delete every cache entry (and stray temporary files); returns how many files were
+    removed. Only the cache's own areas are touched, never other files in the directory."""
     n = 0
-    root = cache_dir()
-    for sub in ("modules", "analysis", "reports", "facts"):
-        d = root / sub
-        if d.is_dir():
-            for p in d.iterdir():
-                if p.suffix in (".pickle", ".tmp") or p.name.endswith(".tmp"):
-                    try:
-                        p.unlink()
-                        n += 1
-                    except OSError:
-                        pass
+    for _t, _s, p in _entries(cache_dir()):
+        if p.suffix in (".pickle", ".json", ".tmp"):
+            try:
+                p.unlink()
+                n += 1
+            except OSError:
+                pass
     return n
 
 

@@ -3,14 +3,43 @@ without a traceback; parse failures carry an exact source position."""
 
 from __future__ import annotations
 
+import re
+
 
 class RRSpliceError(Exception):
     """Base of every error rrsplice reports to a user (CLI exit code 2)."""
 
     exit_code = 2
+    code: str | None = None     # a stable name for the kind of error, shown as [code]
 
     def render(self) -> str:
         return str(self)
+
+    def diagnostic(self) -> str:
+        """The error as a compiler-style line, `path[:line:col]: error: message [code]`.
+
+        The path is the file the error is about: `.file`/`.path` when the error carries one,
+        else a leading `something.ptx: ` / `.py` / `.toml` of the message.
+        """
+        text = self.render()
+        if _DIAGNOSTIC.match(text):
+            return text
+        path = getattr(self, "file", None) or getattr(self, "path", None)
+        line, column = getattr(self, "line", None), getattr(self, "column", None)
+        if path and text.startswith(f"{path}: "):
+            text = text[len(str(path)) + 2:]
+        elif not path:
+            m = _LEADING_PATH.match(text)
+            if m:
+                path, text = m.group(1), m.group(2)
+        where = str(path) if path else "rrsplice"
+        if path and line:
+            where += f":{line}:{column or 1}"
+        return f"{where}: error: {text}" + (f" [{self.code}]" if self.code else "")
+
+
+_DIAGNOSTIC = re.compile(r"^\S[^\n]*?:\d+:\d+: (?:error|warning|note): ")
+_LEADING_PATH = re.compile(r"^(\S+?\.(?:ptx|py|toml)): (.*)$", re.S)
 
 
 class ParseError(RRSpliceError):

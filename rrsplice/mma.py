@@ -46,7 +46,7 @@ _LAYOUTS = frozenset({"row", "col"})
 def _regs_of(op) -> tuple[str, ...]:
     if op is None:
         return ()
-    return tuple(r.name for r in op.registers())
+    return tuple(r.key for r in op.registers())
 
 
 @dataclass(frozen=True)
@@ -164,13 +164,13 @@ def _mentions(st: Statement) -> list:
         elif t is Address:
             b = op.base
             if type(b) is Reg:
-                out.append(b.name)
+                out.append(b.key)
             if op.extra:
-                out.extend(r.name for x in op.extra for r in x.registers())
+                out.extend(r.key for x in op.extra for r in x.registers())
         elif t is Vector and all(type(x) is Reg for x in op.items):
-            out.extend(x.name for x in op.items)
+            out.extend(x.key for x in op.items)
         else:
-            out.extend(r.name for r in op.registers())
+            out.extend(r.key for r in op.registers())
     return out
 
 

@@ -30,10 +30,19 @@ def is_special_register(name: str) -> bool:
 
 @dataclass(frozen=True, slots=True)
 class Reg:
-    """A register operand (`%r5`, `%p1`, a scoped `low`, or a special `%tid.x`)."""
+    """A register operand (`%r5`, `%p1`, a scoped `low`, or a special `%tid.x`).
+
+    `ident` is set when the name refers to a register declared in a nested `{ }` block
+    (see rrsplice.scopes); `key` is the register's identity for every analysis."""
     name: str
     special: bool = False
+    ident: Optional[str] = None
     kind = "reg"
+
+    @property
+    def key(self) -> str:
+        """The register's identity: its name, or `NAME@L<line>` for a scoped declaration."""
+        return self.ident or self.name
 
     def registers(self) -> Iterator["Reg"]:
         yield self

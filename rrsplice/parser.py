@@ -18,6 +18,7 @@ from lark.exceptions import UnexpectedCharacters, UnexpectedEOF, UnexpectedInput
 
 from .errors import ParseError
 from .lexicon import DECL_ATTR, DECL_NAME, ITEM, SCOPE, SPLIT, grammar_text
+from .scopes import bind_scopes
 from .model import Block, Decl, Function, LabelledDirective, Module, Param, Statement
 from .operands import OperandSyntaxError, clear_caches, parse_instruction
 
@@ -306,10 +307,13 @@ _parser = None
 
 
 def _lark() -> Lark:
+    """The parser, built in-process (about 60 ms). Never Lark's `cache=True`: that loads a
+    pickle from a predictable name in the shared temp directory, which any local user could
+    plant."""
     global _parser
     if _parser is None:
         _parser = Lark(grammar_text(_GRAMMAR.read_text()), parser="lalr", lexer="contextual",
-                       transformer=_Build(), cache=True, maybe_placeholders=False)
+                       transformer=_Build(), cache=False, maybe_placeholders=False)
     return _parser
 
 
@@ -447,6 +451,7 @@ def _number_statements(fn: Function) -> None:
                     tables[item.directive][item.label] = item
 
     walk(fn.body, frozenset())
+    bind_scopes(fn)
 
 
 def _missing_semicolon(text: str):

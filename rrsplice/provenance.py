@@ -385,8 +385,8 @@ class _Engine:
         for r in self._sources(st):
             if r.special:
                 continue
-            for dd in self.rd(d, r.name):
-                out.append((dd, r.name))
+            for dd in self.rd(d, r.key):
+                out.append((dd, r.key))
         return out
 
     def _val(self, d: int, op) -> Value:
@@ -394,10 +394,10 @@ class _Engine:
         if isinstance(op, Reg):
             if op.special:
                 return Special(op.name)
-            defs = self.rd(d, op.name)
+            defs = self.rd(d, op.key)
             if not defs:
-                return Unknown(f"no definition of {op.name} reaches s{d}")
-            return self._merge(op.name, defs, [self.memo.get((dd, op.name), _LOOP) for dd in defs])
+                return Unknown(f"no definition of {op.key} reaches s{d}")
+            return self._merge(op.key, defs, [self.memo.get((dd, op.key), _LOOP) for dd in defs])
         if isinstance(op, Imm):
             if op.kind_name == "int":
                 return Const(int(op.value))
@@ -489,7 +489,7 @@ class _Engine:
         elif isinstance(dest, Vector):
             idx = None
             for i, item in enumerate(dest.items):
-                if isinstance(item, Reg) and item.name == reg:
+                if isinstance(item, Reg) and item.key == reg:
                     idx = i
                     break
             if idx is None:
@@ -727,8 +727,8 @@ def symbol_uses(fa, symbol: str) -> SymbolUses:
                 hit = None
                 if isinstance(b, Symbol) and b.name == symbol:
                     hit = (True, None)
-                elif isinstance(b, Reg) and via_tainted(i, b.name):
-                    hit = (True, b.name)
+                elif isinstance(b, Reg) and via_tainted(i, b.key):
+                    hit = (True, b.key)
                 if hit:
                     accesses.append(Access(i, st.line, _access_kind(st, pos, n_addr), hit[1],
                                            st.opcode, st.text.strip()))
@@ -746,8 +746,8 @@ def symbol_uses(fa, symbol: str) -> SymbolUses:
                 if isinstance(op, Address):
                     continue
                 for r in op.registers():
-                    if via_tainted(i, r.name):
-                        accesses.append(Access(i, st.line, "escape", r.name, st.opcode,
+                    if via_tainted(i, r.key):
+                        accesses.append(Access(i, st.line, "escape", r.key, st.opcode,
                                                st.text.strip()))
                         found = True
                         break
@@ -792,7 +792,8 @@ def _is_predicate(eng: "_Engine", reg: str) -> bool:
 def classify_live_in(fa, rng, passed=None) -> list[LiveIn]:
     """Classify each live-in register of statement range `rng` for a native body.
 
-    * passed    -- a value the body must be handed
+    * passed    -- a value the body must be handed (with `passed`: one the call hands
+                   over, a predicate included; without: the least set a call must pass)
     * derivable -- every definition reaching the range is a read-only-looking load at a
                    constant offset from a pointer register that is itself live-in to the
                    range (and not itself derivable), with the same pointer value at the
@@ -832,6 +833,10 @@ def classify_live_in(fa, rng, passed=None) -> list[LiveIn]:
     out = []
     for r in live:
         d = defs_of[r]
+        if r in pred and passed_set is not None and r in passed_set:
+            # the call text converts it to an integer and passes that: accepted
+            out.append(LiveIn(r, "passed", "passed (predicate register)", d))
+            continue
         if r in pred:
             out.append(LiveIn(r, "other", "predicate register: cannot be passed as a value "
                                           "(pass it as an integer or recompute it)", d))
@@ -901,7 +906,7 @@ def _reload(eng: _Engine, reg: str, defs_of: dict, liveset: set, block_regs: dic
         dest = st.operands[0]
         if isinstance(dest, Vector):
             idx = next((i for i, it in enumerate(dest.items)
-                        if isinstance(it, Reg) and it.name == reg), None)
+                        if isinstance(it, Reg) and it.key == reg), None)
             if idx is None:
                 return None
         else:
@@ -909,13 +914,13 @@ def _reload(eng: _Engine, reg: str, defs_of: dict, liveset: set, block_regs: dic
         width = _width(st)
         b = addr.base
         if isinstance(b, Reg) and not b.special:
-            if b.name not in liveset:
+            if b.key not in liveset:
                 return None
             # the pointer must hold the same value at the load and at the range entry
-            if eng.rd(d, b.name) != defs_of.get(b.name):
+            if eng.rd(d, b.key) != defs_of.get(b.key):
                 return None
-            ptr = b.name
-            bv = eng.value_at(d, b.name)
+            ptr = b.key
+            bv = eng.value_at(d, b.key)
             root, off, dyn = split(bv) if not isinstance(bv, Unknown) else (bv, 0, False)
             total = addr.offset + width * idx
             what = ""

@@ -57,7 +57,8 @@ USER_CORPUS = Path("~/.cache/d4r-rr-corpus")
 BUNDLED_CORPUS = Path(__file__).resolve().parent.parent / "corpus_fixtures"
 
 CONSTANTS = ("MODULE", "CALLEE", "ENTRY", "CUT_CALL", "A_REGS", "C_REGS", "RET_REGS",
-             "RET_STRIDE", "SCRATCH", "W_REG", "V_REG", "PASSED", "ABI")
+             "RET_STRIDE", "SCRATCH", "W_REG", "V_REG", "PASSED", "ABI", "BODY", "TARGET",
+             "OWN_SCRATCH")
 
 # form -> (required keys, optional keys); `file` and `entry` are common to all
 FORMS = {
@@ -510,20 +511,24 @@ def recipe_layer(rec: Recipe) -> str:
 # ------------------------------------------------------------------ module resolution
 
 def corpus_dirs(corpus=None, start: Optional[Path] = None) -> list[tuple[Path, str]]:
-    """Corpus directories in lookup order, each with where it came from (existing or not)."""
+    """Corpus directories in lookup order, each with where it came from. A `--corpus` or
+    `$RRSPLICE_CORPUS` that is not a directory is an error (a typo never silently falls
+    through to another corpus); the configured and default ones may be absent."""
     from .config import load_config
 
     out: list[tuple[Path, str]] = []
 
-    def add(p, why):
+    def add(p, why, must_exist=False):
         if p is None:
             return
         p = Path(os.path.expanduser(str(p)))
+        if must_exist and not p.is_dir():
+            raise CorpusNotFound(f"{why} {p}: no such directory")
         if all(p.resolve() != q.resolve() for q, _ in out):
             out.append((p, why))
 
-    add(corpus, "--corpus")
-    add(os.environ.get(CORPUS_ENV) or None, f"${CORPUS_ENV}")
+    add(corpus, "--corpus", must_exist=True)
+    add(os.environ.get(CORPUS_ENV) or None, f"${CORPUS_ENV}", must_exist=True)
     seen_cfg = set()
     for base in (Path.cwd(), start):
         if base is None:
@@ -540,6 +545,12 @@ def corpus_dirs(corpus=None, start: Optional[Path] = None) -> list[tuple[Path, s
     return out
 
 
+class CorpusNotFound(RRSpliceError):
+    """`--corpus DIR` or `$RRSPLICE_CORPUS` names no directory."""
+
+    code = "corpus"
+
+
 def defines_entry(ptx: Path, entry: str) -> bool:
     """Cheap test (no parse): does the file declare `.entry ENTRY(`?"""
     try:
@@ -549,15 +560,18 @@ def defines_entry(ptx: Path, entry: str) -> bool:
     return re.search(rb"\.entry\s+" + re.escape(entry.encode()) + rb"\s*\(", data) is not None
 
 
-def resolve_module(recipe, corpus=None) -> tuple[Path, Optional[str]]:
-    """Where the recipe's PTX module is, and a note when it was not simply the named file.
+def resolve_module(recipe, corpus=None, *, any_module: bool = False
+                   ) -> tuple[Path, Optional[str]]:
+    """Where the recipe's PTX module is, and a note when it is not simply the named file.
 
-    `recipe` is a Recipe or a recipe path. The named `file` is looked up (absolute paths as
-    they are) in `--corpus`, `$RRSPLICE_CORPUS`, `[tool.rrsplice] corpus`,
-    `~/.cache/d4r-rr-corpus` and the bundled `corpus_fixtures/`, first hit wins. If the file
-    found does not define the recipe's entry (or no file of that name exists), the first
-    module of those corpora, in name order, that defines the entry is used and the note says
-    so.
+    `recipe` is a Recipe or a recipe path. A `file` with a directory part (`../x/m.ptx`,
+    as `recipe new` records for a module outside the corpus) is first taken relative to
+    the recipe. Then the name is looked up (absolute paths as they are) in `--corpus`,
+    `$RRSPLICE_CORPUS`, `[tool.rrsplice] corpus`, `~/.cache/d4r-rr-corpus` and the bundled
+    `corpus_fixtures/`, first hit wins. A module that is missing or does not define the
+    recipe's entry is an error, unless fallback was asked for (`any_module`, or
+    `ANY_MODULE = True` in the recipe): then the first module of those corpora, in name
+    order, that defines the entry is used and the note says so.
     """
     rec = recipe if isinstance(recipe, Recipe) else load_recipe(recipe)
     dirs = corpus_dirs(corpus, rec.path.parent)
@@ -568,7 +582,9 @@ def resolve_module(recipe, corpus=None) -> tuple[Path, Optional[str]]:
         if name.is_file():
             found = name
     else:
-        for d, _why in dirs:
+        has_dir = "/" in rec.file or os.sep in rec.file
+        near = [(rec.path.parent, "the recipe's directory")] if has_dir else []
+        for d, _why in near + dirs:
             cand = d / name
             if cand.is_file():
                 found = cand
@@ -576,7 +592,8 @@ def resolve_module(recipe, corpus=None) -> tuple[Path, Optional[str]]:
     if found is not None and (entry is None or defines_entry(found, entry)):
         return found, None
     looked = ", ".join(f"{d} ({why})" for d, why in dirs if d.is_dir()) or "no corpus directory"
-    if entry is not None:
+    fallback = any_module or rec.const("ANY_MODULE", False) is True
+    if entry is not None and fallback:
         for d, why in dirs:
             if not d.is_dir():
                 continue
@@ -584,14 +601,17 @@ def resolve_module(recipe, corpus=None) -> tuple[Path, Optional[str]]:
                 if cand.is_file() and defines_entry(cand, entry):
                     if found is not None:
                         note = (f"{found} does not define {entry}; using {cand} "
-                                f"(from {why}), which does")
+                                f"(from {why}), which does, as --any-module allows")
                     else:
                         note = (f"{rec.file} is not in the corpus; using {cand} (from {why}), "
-                                f"which defines {entry}")
+                                f"which defines {entry}, as --any-module allows")
                     return cand, note
-        if found is not None:
-            raise ModuleNotFound(rec.path, f"{found} does not define {entry} (the entry named "
-                                 f"by {dict(rec.entry_candidates())[entry]}), and no module in "
-                                 f"{looked} does", "file")
+    if found is not None and entry is not None:
+        raise ModuleNotFound(rec.path, f"{found} does not define {entry} (the entry named "
+                             f"by {dict(rec.entry_candidates()).get(entry, 'the recipe')})"
+                             + ("" if fallback else "; --any-module would use another "
+                                "corpus module that does"), "file")
     raise ModuleNotFound(rec.path, f"module {rec.file!r} not found; looked in {looked}"
-                         + (f" (nor any module defining {entry})" if entry else ""), "file")
+                         + ("" if entry is None or fallback else
+                            "; --any-module would use a corpus module defining " + entry),
+                         "file")

@@ -7,7 +7,7 @@ well as ZLUDA: special registers are read with ``mov`` first, there is never an 
 ``()``, and with ``--abi param`` every returned value comes back in ONE
 ``.param .align 8 .b8 ret[N]`` array (ptxas allows a single return parameter).
 
-What is passed: phase 1's A fragments (first-use order), its bias seeds (weight-image
+What is passed: the first phase's A fragments (first-use order), its bias seeds (weight-image
 offset order), every other value live into the region that the body cannot reload (the
 weight-image and parameter-block pointers first), copies of special registers, and the
 live-out registers that some path through the region leaves unwritten. Registers the body
@@ -40,6 +40,7 @@ the outlined body's stores. ``rrsplice check`` reports a scratch recipe without 
 from __future__ import annotations
 
 import keyword
+import os
 import re
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -73,6 +74,7 @@ class Scaffold:
     notes: list = field(default_factory=list)
     shared: list = field(default_factory=list)
     barrier: bool = False
+    own_scratch: Optional[dict] = None   # the recipe's own .shared array and its cost
 
     @property
     def summary(self) -> str:
@@ -87,7 +89,8 @@ class Scaffold:
                 "abi": self.abi, "a_regs": self.a_regs, "c_regs": self.c_regs,
                 "other_regs": self.other_regs, "ret_regs": self.ret_regs,
                 "scratch": self.scratch, "derivable": self.derivable, "notes": self.notes,
-                "shared": self.shared, "block_barrier": self.barrier}
+                "shared": self.shared, "block_barrier": self.barrier,
+                "own_scratch": self.own_scratch}
 
 
 def reg_ptx_type(fn, reg: str) -> str:
@@ -148,7 +151,8 @@ def _choose_scratch(fn, fa, rng, need: int, wanted: Optional[str]):
 
 def new_recipe(name: str, module, rng_text: str, *, abi: str = "scratch",
                scratch: Optional[str] = None, entry: Optional[str] = None,
-               callee: Optional[str] = None, out=None, force: bool = False) -> Scaffold:
+               callee: Optional[str] = None, out=None, force: bool = False,
+               occupancy: bool = True) -> Scaffold:
     from .cache import load_analysis, load_module
     from .mma import phases
     from .provenance import classify_live_in
@@ -176,6 +180,7 @@ def new_recipe(name: str, module, rng_text: str, *, abi: str = "scratch",
     classes = classify_live_in(fa, rng)
     ph = [p for p in phases(fn, fa) if rng.first <= p.first and p.last <= rng.last]
     p1 = ph[0] if ph else None
+    first_phase = p1.index if p1 is not None else 1
     live_set = set(live_in)
     a_regs, c_regs = [], []
     if p1 is not None:
@@ -225,6 +230,7 @@ def new_recipe(name: str, module, rng_text: str, *, abi: str = "scratch",
         if li.klass == "other" and li.reg not in passed_now and "predicate" not in li.detail:
             other_regs.append(li.reg)
     ret_regs = list(live_out)
+    exits = dispatched_exits(fn, rng)
     types = {}
     for r in a_regs + c_regs + other_regs + ret_regs:
         t = reg_ptx_type(fn, r)
@@ -232,24 +238,44 @@ def new_recipe(name: str, module, rng_text: str, *, abi: str = "scratch",
             types[r] = t
 
     # the return layout: offsets within a lane's slot / the return array
-    layout, size = _layout(ret_regs, types)
+    layout, size = _layout(ret_regs + ([EXIT_REG] if exits else []), types)
     sym = None
     sym_bytes = None
     from .check import block_threads
     threads = block_threads(fn)
     slots = "lane"
-    if abi == "scratch" and ret_regs:
-        if threads is not None and threads > 32:
-            try:
-                d = _choose_scratch(fn, fa, rng, size * threads, scratch)
-                slots = "thread"
-            except ScaffoldError:
+    own = None
+    if abi == "scratch" and (ret_regs or exits):
+        try:
+            if threads is not None and threads > 32:
+                try:
+                    d = _choose_scratch(fn, fa, rng, size * threads, scratch)
+                    slots = "thread"
+                except ScaffoldError:
+                    if scratch is None:
+                        raise      # per-thread slots in an array of our own, below
+                    d = _choose_scratch(fn, fa, rng, size * 32, scratch)
+                    notes.append(f"no scratch array holds {size} x {threads} threads: "
+                                 "indexed by %laneid, so the block's warps share the slots")
+            else:
                 d = _choose_scratch(fn, fa, rng, size * 32, scratch)
-                notes.append(f"no scratch array holds {size} x {threads} threads: indexed by "
-                             "%laneid, so the block's warps share the slots")
-        else:
-            d = _choose_scratch(fn, fa, rng, size * 32, scratch)
-        sym, sym_bytes = d.name, d.byte_size
+            sym, sym_bytes = d.name, d.byte_size
+        except ScaffoldError as exc:
+            if scratch is not None:
+                raise
+            # no dead array fits: the recipe declares its own (one slot per thread, so no
+            # warp can touch another's slot and nothing else uses the array: no barrier)
+            slots = "thread"
+            sym = f"{callee}_scratch"
+            sym_bytes = size * (threads or 1024)
+            why = str(exc).split(" (", 1)[-1].replace("; use --abi param", "")
+            own = {"symbol": sym, "bytes": sym_bytes, "why": why[:-1] if why.endswith(")")
+                   else why}
+            notes.append(f"no .shared array of {fn.name} can carry the returns ("
+                         f"{own['why']}): the recipe declares its own, {sym} ({sym_bytes} "
+                         f"bytes = {size} x {threads or 1024} threads"
+                         + ("" if threads else ", the most a block may have: the entry "
+                            "declares no .maxntid/.reqntid") + ")")
     elif abi == "scratch" and scratch:
         sym = scratch
 
@@ -265,7 +291,7 @@ def new_recipe(name: str, module, rng_text: str, *, abi: str = "scratch",
                 shared.append(n)
     # a block barrier after the scratch reads: several warps, and the kernel uses the array
     barrier = False
-    if abi == "scratch" and ret_regs and (threads is None or threads > 32):
+    if abi == "scratch" and ret_regs and own is None and (threads is None or threads > 32):
         from .provenance import symbol_uses
         barrier = any(a.kind != "address" for a in symbol_uses(fa, sym).accesses)
 
@@ -275,9 +301,12 @@ def new_recipe(name: str, module, rng_text: str, *, abi: str = "scratch",
            f"--module {module.name} --range {rng} --abi {abi}`).", "",
            f"The cut replaces statements {rng} ({len(rng)} statements) -- physical lines "
            f"{first_line}-{end_line - 1} of {module.name} -- with one `call.uni {callee}`.",
-           f"It holds {n_mma} mma in {len(ph)} phase(s)."]
+           f"It holds {n_mma} mma in {len(ph)} phase(s)"
+           + (f" ({ph[0].index}-{ph[-1].index} as `rrsplice phases` numbers them)."
+              if len(ph) > 1 else f" (phase {ph[0].index} of `rrsplice phases`)." if ph
+              else ".")]
     if p1 is not None:
-        doc.append(f"Phase 1 (s{p1.first}-s{p1.last}, lines {p1.first_line}-{p1.last_line}) "
+        doc.append(f"Phase {p1.index} (s{p1.first}-s{p1.last}, lines {p1.first_line}-{p1.last_line}) "
                    f"is a {p1.geometry} {p1.shape} GEMM: {len(p1.mmas)} mma in "
                    f"{p1.chain_count} chains, {p1.m_tiles} m-tiles x {p1.n_tiles} n-tiles x "
                    f"{p1.k_slices} k-slices, {len(p1.a_fragments)} A fragments.")
@@ -291,8 +320,10 @@ def new_recipe(name: str, module, rng_text: str, *, abi: str = "scratch",
                        f"[{p1.b_weight_range[0]}, {p1.b_weight_range[1]}).")
     doc += ["", f"Live into the region: {len(live_in)} registers. Passed to the callee, in "
             "this order:",
-            f"  * A_REGS: {len(a_regs)} registers of phase 1's A fragments, first-use order,",
-            f"  * C_REGS: {len(c_regs)} phase-1 bias seeds, weight-image offset order,",
+            f"  * A_REGS: {len(a_regs)} registers of phase {first_phase}'s A fragments, "
+            "first-use order,",
+            f"  * C_REGS: {len(c_regs)} phase-{first_phase} bias seeds, weight-image offset "
+            "order,",
             f"  * OTHER_REGS: {len(other_regs)} more (pointers, special values, values some "
             "path leaves unwritten)" + (f": {' '.join(other_regs[:8])}"
                                         + (" ..." if len(other_regs) > 8 else "")
@@ -308,6 +339,10 @@ def new_recipe(name: str, module, rng_text: str, *, abi: str = "scratch",
     doc += ["", f"Live out of the region (RET_REGS): {len(ret_regs)} registers"
             + (f": {' '.join(ret_regs[:12])}" + (" ..." if len(ret_regs) > 12 else "")
                if ret_regs else "") + "."]
+    if own is not None:
+        doc.append(f"No .shared array of {fn.name} can carry them ({own['why']}), so the "
+                   f"recipe declares its own, {sym} ({sym_bytes} bytes, at module scope in "
+                   "the extern text; OWN_SCRATCH).")
     if abi == "scratch" and ret_regs:
         if slots == "thread":
             doc.append(f"They come back through {sym} ({sym_bytes} bytes), {size} bytes per "
@@ -319,6 +354,14 @@ def new_recipe(name: str, module, rng_text: str, *, abi: str = "scratch",
     elif ret_regs:
         doc.append(f"They come back as the call's return value, one {size}-byte .param "
                    "array read with ld.param.")
+    from .fragreport import cut_lines
+    maps = cut_lines(fn, fa, rng, [("A_REGS", a_regs, "in"), ("C_REGS", c_regs, "in"),
+                                   ("RET_REGS", ret_regs, "out")])
+    if maps:
+        doc += ["", "Fragment maps (`rrsplice fragments` on this recipe; layouts from PTX ISA "
+                "9.7.14.5): what each passed and returned register holds in its phase's "
+                "matrices A[row][k] and C/D[row][n], per lane (g, t) and element e; bias "
+                "seeds with their weight-image bytes."] + maps
     if barrier:
         who = (f"{threads} threads ({(threads + 31) // 32} warps)" if threads
                else "more than one warp (no .maxntid/.reqntid)")
@@ -332,23 +375,106 @@ def new_recipe(name: str, module, rng_text: str, *, abi: str = "scratch",
                 "needed between the body's stores and the reads: a slot is stored and read "
                 "by the same thread. `rrsplice outline` mirrors the call text's barrier "
                 "before the outlined body's stores."]
+    if exits:
+        doc += ["", f"The region leaves to {len(exits)} label(s) besides the statement after "
+                "it: the callee returns an exit index after RET_REGS (0: go on after the "
+                "call), and the call text branches on it: "
+                + ", ".join(f"{k} -> {lab}" for k, lab in enumerate(exits, 1)) + "."]
     for n in notes:
         doc.append("Note: " + n)
-    text = _render(name=name, doc=doc, module=module.name, entry=fn.name, callee=callee,
+    path = Path(out) if out else Path("recipes") / f"{name}.py"
+    text = _render(name=name, doc=doc, module=_module_reference(module, path), entry=fn.name, callee=callee,
                    cut=(first_line, end_line), abi=abi, a_regs=a_regs, c_regs=c_regs,
                    other_regs=other_regs, ret_regs=ret_regs, types=types, scratch=sym,
                    w_reg=w_reg, v_reg=v_reg, layout_size=size, slots=slots,
-                   shared=shared, barrier=barrier)
-    path = Path(out) if out else Path("recipes") / f"{name}.py"
+                   shared=shared, barrier=barrier, own=sym_bytes if own else None,
+                   exits=exits)
     if path.exists() and not force:
         raise ScaffoldError(f"{path} exists; pass --force to overwrite it")
     from .splice import write_atomic
-    write_atomic(path, text.encode("utf-8"))
-    return Scaffold(path=path, name=name, module=module, function=fn.name, range=str(rng),
+    write_atomic(path, text.encode("utf-8"), protect=(module,))
+    if own is not None and occupancy:
+        own.update(own_scratch_effect(path, module, fn, threads or 1024))
+        if own.get("note"):
+            notes.append(own["note"])
+    return Scaffold(own_scratch=own, path=path, name=name, module=module, function=fn.name, range=str(rng),
                     lines=(first_line, end_line - 1), abi=abi, a_regs=a_regs, c_regs=c_regs,
                     other_regs=other_regs, ret_regs=ret_regs, scratch=sym,
                     derivable=[li.reg for li in derivable], notes=notes, shared=shared,
                     barrier=barrier)
+
+
+EXIT_REG = "%rrsx"      # the call text's register for the callee's exit index
+
+
+def dispatched_exits(fn, rng) -> list:
+    """Labels outside the region that it branches to, other than the statement right after
+    it, in first-branch order: the call text dispatches to EXITS[index - 1]."""
+    from .exits import region_exits, return_labels
+    back = return_labels(fn, rng)
+    out = []
+    for ex in region_exits(fn, rng):
+        if ex.label not in back and ex.label not in out:
+            out.append(ex.label)
+    return out
+
+
+def own_scratch_effect(recipe_path: Path, module: Path, fn, threads: int) -> dict:
+    """What the recipe's own scratch array costs, from `ptxas -v` on the original module and
+    on the patched one (both -O0: shared memory does not depend on optimisation): bytes of
+    shared memory per block before and after, and resident blocks per SM."""
+    import tempfile
+    from .occupancy import blocks_per_sm
+    from .splice import apply
+    from .tools import ToolNotFound, ptxas
+    arch = _module_arch(fn.module)
+    out: dict = {"arch": arch}
+    try:
+        with tempfile.TemporaryDirectory() as tmp:
+            before = ptxas(module, arch, out=Path(tmp) / "orig.cubin")
+            res = apply(recipe_path, out=Path(tmp) / "patched.ptx")
+            # whole-program with an empty body: `ptxas -c` leaves module-scope .shared
+            # arrays to the linker and would not count them
+            stub = Path(tmp) / "stubbed.ptx"
+            stub.write_text(_stub_callees(res.output.read_text()))
+            after = ptxas(stub, arch, out=Path(tmp) / "stubbed.cubin", relocatable=False)
+    except ToolNotFound as exc:
+        out["note"] = f"occupancy not reported: {exc}"
+        return out
+    if not (before.ok and after.ok):
+        bad = before if not before.ok else after
+        out["note"] = ("occupancy not reported: ptxas failed on the "
+                       + ("original" if bad is before else "patched") + " module: "
+                       + bad.log.strip().splitlines()[-1][:200])
+        return out
+    smem = [next((r.shared or 0 for r in x.resources if r.function == fn.name), 0)
+            for x in (before, after)]
+    occ = [blocks_per_sm(arch, s, threads) for s in smem]
+    out.update(shared_before=smem[0], shared_after=smem[1])
+    if occ[0] and occ[1]:
+        out.update(blocks_before=occ[0].blocks, blocks_after=occ[1].blocks,
+                   limited_by=occ[1].limited_by)
+        out["note"] = (f"ptxas -v -arch={arch}: {fn.name} uses {smem[0]} bytes of shared "
+                       f"memory per block, {smem[1]} with the recipe's scratch (+"
+                       f"{smem[1] - smem[0]}); resident blocks per SM of {threads} threads: "
+                       f"{occ[0].blocks} -> {occ[1].blocks} (limited by {occ[1].limited_by})")
+    else:
+        out["note"] = (f"ptxas -v -arch={arch}: {smem[0]} -> {smem[1]} bytes of shared memory "
+                       f"per block (no occupancy table for {arch})")
+    return out
+
+
+def _stub_callees(ptx: str) -> str:
+    """`ptx` with every `.extern .func` declaration turned into an empty definition."""
+    def repl(m):
+        return m.group(1).replace(".extern ", "", 1) + "\n{\n\tret;\n}"
+    return re.sub(r"(\.extern\s+\.func\b[^;{]*);", repl, ptx)
+
+
+def _module_arch(module) -> str:
+    """The module's `.target` sm_XX (sm_90 when it names none)."""
+    m = re.search(rb"\.target\s+(sm_\d+)", module.data[:4096])
+    return m.group(1).decode() if m else "sm_90"
 
 
 def _named_symbols(st) -> list:
@@ -395,10 +521,10 @@ CUT_CALL = ({cut0}, {cut1})
 # "param": they come back as the call's return value (one .param .b8 array)
 ABI = {abi!r}
 
-# phase 1's A fragments, in the order its mma first use them
+# the region's first phase's A fragments, in the order its mma first use them
 A_REGS = {a_regs}
 
-# phase 1's bias seeds, in weight-image offset order
+# the region's first phase's bias seeds, in weight-image offset order
 C_REGS = {c_regs}
 
 # other values the body needs: pointers, special values, values not always overwritten
@@ -406,6 +532,12 @@ OTHER_REGS = {other_regs}
 
 # what the code after the region reads back out of it
 RET_REGS = {ret_regs}
+
+# labels outside the region it branches to, besides the statement right after it: the
+# callee returns an exit index (after RET_REGS; 0 = go on after the call) and the call
+# text branches to EXITS[index - 1]
+EXITS = {exits}
+_RETURNS = RET_REGS + (["%rrsx"] if EXITS else [])
 
 # how each register crosses the call when it is not a .b32
 REG_TYPES = {types}
@@ -415,6 +547,9 @@ REG_TYPES = {types}
 SHARED = {shared}
 
 SCRATCH = {scratch!r}
+# bytes of the recipe's own .shared array SCRATCH (declared by extern()), when no array of
+# the kernel could carry the returns; None when SCRATCH is the kernel's own
+OWN_SCRATCH = {own!r}
 # "thread": a thread's slot is at its linear index in the block x RET_STRIDE;
 # "lane": at %laneid x RET_STRIDE (every warp of the block uses the same 32 slots)
 SLOTS = {slots!r}
@@ -434,7 +569,7 @@ def _type(reg):
 def _ret_layout():
     """(register, byte offset) of each returned value in a lane's slot, and the slot size."""
     off, out, align = 0, [], 4
-    for r in RET_REGS:
+    for r in _RETURNS:
         n = max(_SIZE[_type(r)], 4)
         align = max(align, n)
         off = (off + n - 1) // n * n
@@ -455,6 +590,8 @@ def cut_call():
     """The PTX that replaces the region. Special registers are read with mov only."""
     args = A_REGS + C_REGS + OTHER_REGS
     lines = ["{{", "\\t.reg .b32 %rrs<4>;"]
+    if EXITS:
+        lines += ["\\t.reg .b32 %rrsx;", "\\t.reg .pred %rrsq;"]
     if SHARED:
         lines.append("\\t.reg .b32 %%rrsb<%d>;" % len(SHARED))
     names = []
@@ -472,21 +609,21 @@ def cut_call():
         lines.append("\\tst.param.b32 [pb%d+0], %%rrsb%d;" % (i, i))
         names.append("pb%d" % i)
     layout, size = _ret_layout()
-    if ABI == "scratch" and RET_REGS:
+    if ABI == "scratch" and _RETURNS:
         lines.append("\\t.param .b32 ps;")
         lines.append("\\tmov.u32 %%rrs0, %s;" % SCRATCH)
         lines.append("\\tst.param.b32 [ps+0], %rrs0;")
         names.append("ps")
-    if ABI == "param" and RET_REGS:
+    if ABI == "param" and _RETURNS:
         lines.append("\\t.param .align 8 .b8 rv[%d];" % size)
     call = "\\tcall.uni "
-    if ABI == "param" and RET_REGS:
+    if ABI == "param" and _RETURNS:
         call += "(rv), "
     call += CALLEE
     if names:
         call += ", (" + ", ".join(names) + ")"
     lines.append(call + ";")
-    if ABI == "scratch" and RET_REGS:
+    if ABI == "scratch" and _RETURNS:
         if SLOTS == "thread":
             lines += ["\\tmov.u32 %rrs1, %tid.z;", "\\tmov.u32 %rrs2, %ntid.y;",
                       "\\tmov.u32 %rrs3, %tid.y;", "\\tmad.lo.s32 %rrs1, %rrs1, %rrs2, %rrs3;",
@@ -503,9 +640,12 @@ def cut_call():
             lines.append("\\tsetp.ne.u32 %s, %%rrs3, 0;" % r)
         else:
             lines.append("\\tld.%s%s %s, %s;" % (space, _type(r), r, src))
-    if ABI == "scratch" and RET_REGS and BLOCK_BARRIER:
+    if ABI == "scratch" and _RETURNS and BLOCK_BARRIER:
         # every warp has read its slot before any warp reuses the array
         lines.append("\\tbar.sync 0;")
+    for k, label in enumerate(EXITS, 1):
+        lines.append("\\tsetp.eq.u32 %%rrsq, %%rrsx, %d;" % k)
+        lines.append("\\t@%%rrsq bra %s;" % label)
     lines.append("}}")
     return "\\n".join(lines)
 
@@ -515,12 +655,15 @@ def extern():
     args = A_REGS + C_REGS + OTHER_REGS
     params = [".param %s %s_p%d" % (_param_type(r), CALLEE, i) for i, r in enumerate(args)]
     params += [".param .b32 %s_shared%d" % (CALLEE, i) for i in range(len(SHARED))]
-    if ABI == "scratch" and RET_REGS:
+    if ABI == "scratch" and _RETURNS:
         params.append(".param .b32 %s_scratch" % CALLEE)
+    own = ""
+    if OWN_SCRATCH:
+        own = ".shared .align 16 .b8 %s[%d];\\n" % (SCRATCH, OWN_SCRATCH)
     ret = ""
-    if ABI == "param" and RET_REGS:
+    if ABI == "param" and _RETURNS:
         ret = "(.param .align 8 .b8 %s_ret[%d]) " % (CALLEE, _ret_layout()[1])
-    text = ".extern .func %s%s" % (ret, CALLEE)
+    text = own + ".extern .func %s%s" % (ret, CALLEE)
     if params:
         text += "\\n(\\n\\t" + ",\\n\\t".join(params) + "\\n)"
     return text + "\\n;\\n"
@@ -532,9 +675,25 @@ def recipe():
 '''
 
 
+def _module_reference(module: Path, recipe_path: Path) -> str:
+    """How the recipe names its module: the bare file name when the corpus lookup finds
+    this very file from the recipe's directory, else its path relative to the recipe (so
+    `check` and `apply` find it without --corpus)."""
+    from .recipe import corpus_dirs
+    recipe_dir = recipe_path.resolve().parent
+    for d, _why in corpus_dirs(None, recipe_dir):
+        cand = d / module.name
+        if cand.is_file():
+            if cand.resolve() == module.resolve():
+                return module.name
+            break
+    rel = os.path.relpath(module.resolve(), recipe_dir)
+    return rel if os.sep in rel else f"./{rel}"
+
+
 def _render(*, name, doc, module, entry, callee, cut, abi, a_regs, c_regs, other_regs,
             ret_regs, types, scratch, w_reg, v_reg, layout_size, slots, shared=(),
-            barrier=False) -> str:
+            barrier=False, own=None, exits=()) -> str:
     wrapped = []
     for para in doc:
         wrapped.extend(_wrap(para) if para else [""])
@@ -546,7 +705,8 @@ def _render(*, name, doc, module, entry, callee, cut, abi, a_regs, c_regs, other
                             a_regs=_pylist(a_regs), c_regs=_pylist(c_regs),
                             other_regs=_pylist(other_regs), ret_regs=_pylist(ret_regs),
                             types=typ, scratch=scratch, w_reg=w_reg, v_reg=v_reg, slots=slots,
-                            shared=_pylist(list(shared), per_line=1), barrier=bool(barrier),
+                            shared=_pylist(list(shared), per_line=1), barrier=bool(barrier), own=own,
+                            exits=_pylist(list(exits), per_line=1),
                             layer=name[5:] if name.startswith("swin_") and len(name) > 5
                             else name)
 

@@ -57,26 +57,48 @@ class StatementRange:
 
 
 _RANGE = re.compile(r"^\s*s?(\d+)\s*(?:-|\.\.)\s*s?(\d+)\s*$")
+_SID = re.compile(r"^s?(\d+)$")
+
+
+def parse_statement_id(text: str, fn: Function):
+    """`s452` (or `452`) -> that statement of `fn`; a malformed id and one past the
+    function's last statement are different errors."""
+    m = _SID.match(text.strip())
+    if m is None:
+        raise SelectionError(f"malformed statement id {text!r}: write it as sN, e.g. s452")
+    n = int(m.group(1))
+    count = len(fn.statements)
+    if not 1 <= n <= count:
+        raise SelectionError(f"statement s{n} does not exist: {fn.name} has s1-s{count}")
+    return fn.statements[n - 1]
 
 
 def parse_statement_range(text: str, fn: Function) -> StatementRange:
     """`s452-s15510` (or `452-15510`, `s452..s15510`) checked against the function."""
     m = _RANGE.match(text)
     if m is None:
-        raise SelectionError(f"bad statement range {text!r}: write it as sA-sB, e.g. s452-s15510")
+        raise SelectionError(f"malformed statement range {text!r}: write it as sA-sB, "
+                             "e.g. s452-s15510")
     a, b = int(m.group(1)), int(m.group(2))
     n = len(fn.statements)
-    if not (1 <= a <= b <= n):
-        raise SelectionError(f"statement range {text!r} is outside {fn.name}'s s1-s{n} "
-                             f"(or its start is after its end)")
+    if a > b:
+        raise SelectionError(f"statement range {text!r} is reversed: s{a} comes after s{b} "
+                             f"(write s{b}-s{a})")
+    if a < 1 or b > n:
+        raise SelectionError(f"statement range {text!r} is outside {fn.name}, which has "
+                             f"s1-s{n}")
     return StatementRange(a, b)
 
 
 def lines_to_range(fn: Function, first_line: int, last_line: int) -> StatementRange:
     """Physical lines L1..L2 (inclusive) -> the statements lying entirely inside them.
 
-    Raises if a statement straddles either end: a cut must fall on statement boundaries.
+    Raises if a statement straddles either end (a cut must fall on statement boundaries)
+    or the lines reach outside the function.
     """
+    if first_line < fn.line or last_line > fn.end_line:
+        raise SelectionError(f"lines {first_line}-{last_line} reach outside {fn.name}, which "
+                             f"spans lines {fn.line}-{fn.end_line}")
     inside = [st for st in fn.statements if first_line <= st.line and st.end_line <= last_line]
     for st in fn.statements:
         if st.line < first_line <= st.end_line or st.line <= last_line < st.end_line:
@@ -93,5 +115,6 @@ def parse_line_range(text: str) -> tuple[int, int]:
         raise SelectionError(f"bad line range {text!r}: write it as L1-L2, e.g. 1535-36892")
     a, b = int(m.group(1)), int(m.group(2))
     if a > b:
-        raise SelectionError(f"line range {text!r} starts after it ends")
+        raise SelectionError(f"line range {text!r} is reversed: line {a} comes after line "
+                             f"{b} (write {b}-{a})")
     return a, b

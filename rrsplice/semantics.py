@@ -176,18 +176,18 @@ def _regs(op, out: list) -> None:
     t = type(op)
     if t is Reg:
         if not op.special:
-            out.append(op.name)
+            out.append(op.key)
     elif t is Vector or t is ParenList:
         for item in op.items:
             if type(item) is Reg:
                 if not item.special:
-                    out.append(item.name)
+                    out.append(item.key)
             else:
                 _regs(item, out)
     elif t is Address:
         base = op.base
         if type(base) is Reg and not base.special:
-            out.append(base.name)
+            out.append(base.key)
         for item in op.extra:
             _regs(item, out)
     elif t is PredPair:
@@ -348,7 +348,7 @@ def def_use(st: Statement) -> DefUse:
     if st.guard is not None:
         g = st.guard.reg
         if not g.special:
-            uses.insert(0, g.name)
+            uses.insert(0, g.key)
         uses.extend(defs)    # a guarded write may not happen: the old value survives
         kills_ok = False
     defs_t = _dedupe(defs)

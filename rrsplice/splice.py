@@ -12,7 +12,6 @@ an existing directory. The input is never overwritten.
 
 from __future__ import annotations
 
-import os
 import tempfile
 import time
 from dataclasses import dataclass, field
@@ -24,6 +23,7 @@ from .check import CheckFailed, Report, Target, check_recipe, debug_block_text
 from .emit import Edit, emit, line_byte_offsets, newline_of
 from .errors import ParseError, RRSpliceError
 from .parser import parse_bytes
+from .arch import arch_number, check_buildable, module_arch
 from .recipe import Recipe, load_recipe, resolve_module
 from .fsutil import write_atomic  # noqa: F401  (re-exported for callers of splice)
 
@@ -132,14 +132,13 @@ def default_output(input_path: Path, rec: Recipe, stage: Optional[str] = None) -
 
 
 def _same_file(a: Path, b: Path) -> bool:
-    try:
-        return a.resolve() == b.resolve() or (b.exists() and os.path.samefile(a, b))
-    except OSError:
-        return False
+    from .fsutil import same_file
+    return same_file(a, b)
 
 
 def apply(recipe, *, corpus=None, out=None, stage: Optional[str] = None,
-          ptxas: Optional[list] = None, write: bool = True, check: bool = True) -> ApplyResult:
+          ptxas: Optional[list] = None, write: bool = True, check: bool = True,
+          any_module: bool = False) -> ApplyResult:
     """Check the recipe, build the edits, re-parse the output and write it atomically.
 
     `recipe` is a Recipe or a path. `out` a file or an existing directory (default:
@@ -152,8 +151,17 @@ def apply(recipe, *, corpus=None, out=None, stage: Optional[str] = None,
     if stage is not None:
         from .check import recipe_for_stage
         rec, stage = recipe_for_stage(rec, stage)
-    path, note = resolve_module(rec, corpus)
+    if ptxas:
+        # before anything is written: an unknown architecture or a missing assembler is an
+        # error, not a failure after the output exists
+        from .tools import require_tool
+        for arch in ptxas:
+            arch_number(arch)
+        require_tool("ptxas")
+    path, note = resolve_module(rec, corpus, any_module=any_module)
     module = load_module(path)
+    for arch in ptxas or ():
+        check_buildable(arch, module_arch(module), path)
     report = check_recipe(rec, module_path=path, module=module, stage=stage)
     if report.target is not None and note:
         report.target.note = note
@@ -172,13 +180,15 @@ def apply(recipe, *, corpus=None, out=None, stage: Optional[str] = None,
             dest = dest / default_output(Path(path), rec, stage).name
     if _same_file(Path(path), dest):
         raise ApplyError(f"refusing to write over the input module {path}; choose another -o")
+    if _same_file(rec.path, dest):
+        raise ApplyError(f"refusing to write over the recipe {rec.path}; choose another -o")
     try:
         parse_bytes(data, str(dest))
     except ParseError as exc:
         raise ApplyError("the patched module does not parse; nothing written:\n"
                          + exc.render()) from None
     if write:
-        write_atomic(dest, data)
+        write_atomic(dest, data, protect=(path, rec.path))
         res.output = dest
     res.seconds = time.perf_counter() - t0
     if ptxas and write:

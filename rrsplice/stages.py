@@ -68,7 +68,7 @@ def _split_regs(text: str) -> list:
 
 def add_stage(recipe, *, at: Optional[str] = None, line: Optional[int] = None,
               regs=None, phase: Optional[int] = None, name: Optional[str] = None,
-              corpus=None) -> dict:
+              corpus=None, any_module: bool = False) -> dict:
     """Add (or replace nothing: a clash is an error) one stage; returns what was added."""
     from .check import (Report, Target, _check_point, _entry_function,
                         qualify_stage)
@@ -78,7 +78,7 @@ def add_stage(recipe, *, at: Optional[str] = None, line: Optional[int] = None,
         raise StageError("give exactly one of --at sN, --line L, --phase P")
     if phase is None and not regs:
         raise StageError("--regs is required with --at/--line (--phase picks its own)")
-    mpath, _note = resolve_module(rec, corpus)
+    mpath, _note = resolve_module(rec, corpus, any_module=any_module)
     from .cache import load_module
     m = load_module(mpath)
     fn = _entry_function(m, rec)
@@ -150,12 +150,12 @@ def add_stage(recipe, *, at: Optional[str] = None, line: Optional[int] = None,
     else:
         new = text + ("" if text.endswith("\n") else "\n") + "\n\n" + block
     from .splice import write_atomic
-    write_atomic(path, new.encode("utf-8"))
+    write_atomic(path, new.encode("utf-8"), protect=(mpath,))
     # make sure the edited recipe still loads
     try:
         load_recipe(path).stages()
     except RecipeError as exc:
-        path.write_text(text, encoding="utf-8")
+        write_atomic(path, text.encode("utf-8"), protect=(mpath,))
         raise StageError(f"the edited recipe no longer loads; restored it: {exc}") from None
     st = rep.facts.get("stage", {})
     return {"recipe": str(path), "name": qname, "line": line, "after": st.get("after"),

@@ -43,16 +43,53 @@ def _wheel_binary(name: str) -> Optional[Path]:
     return None
 
 
-def find_tool(name: str) -> Optional[Path]:
-    """Path of `ptxas` or `nvlink`, or None."""
-    env = os.environ.get(f"RRSPLICE_{name.upper()}")
+def locate_tool(name: str) -> tuple[Optional[Path], str]:
+    """(path of `ptxas` or `nvlink` or None, where it was found or looked for)."""
+    var = f"RRSPLICE_{name.upper()}"
+    env = os.environ.get(var)
     if env:
         p = Path(env)
-        return p if p.is_file() else None
+        return (p, f"${var}") if p.is_file() else (None, f"${var}={env} is not a file")
     found = shutil.which(name)
     if found:
-        return Path(found)
-    return _wheel_binary(name)
+        return Path(found), "PATH"
+    wheel = _wheel_binary(name)
+    if wheel is not None:
+        return wheel, "the nvidia-cuda-nvcc wheel"
+    return None, f"not on PATH, no ${var}, no nvidia-cuda-nvcc wheel"
+
+
+def find_tool(name: str) -> Optional[Path]:
+    """Path of `ptxas` or `nvlink`, or None."""
+    return locate_tool(name)[0]
+
+
+_versions: dict = {}
+
+
+def tool_version(path: Path) -> str:
+    """The release line of `TOOL --version` (e.g. "Cuda compilation tools, release 13.0,
+    V13.0.88"), or what went wrong running it."""
+    key = str(path)
+    if key not in _versions:
+        try:
+            proc = subprocess.run([key, "--version"], capture_output=True, text=True,
+                                  timeout=30)
+            lines = [ln.strip() for ln in (proc.stdout + proc.stderr).splitlines()
+                     if ln.strip()]
+            release = [ln for ln in lines if "release" in ln]
+            _versions[key] = (release or lines or ["(no version output)"])[-1]
+        except (OSError, subprocess.SubprocessError) as exc:
+            _versions[key] = f"(cannot run: {exc})"
+    return _versions[key]
+
+
+def tool_provenance(name: str) -> dict:
+    """What `--version`, `doctor` and `verify --json` say about a tool: path, version, and
+    where it was found."""
+    path, origin = locate_tool(name)
+    return {"name": name, "path": str(path) if path else None, "found_via": origin,
+            "version": tool_version(path) if path else None}
 
 
 def require_tool(name: str) -> Path:
@@ -143,9 +180,14 @@ def ptxas(ptx: Path, arch: str, *, out: Optional[Path] = None, relocatable: bool
     return AssembleResult(ok, arch, out if ok else None, log, parse_resource_report(log, arch))
 
 
-def nvlink(objects: list, arch: str, out: Path, timeout: int = 600) -> tuple[bool, str]:
-    """Link relocatable cubins into one cubin."""
+def nvlink(objects: list, arch: str, out: Path, *, verbose: bool = True,
+           timeout: int = 600) -> tuple[bool, str]:
+    """Link relocatable cubins into one cubin; `-v` prints each kernel's resources."""
     exe = require_tool("nvlink")
-    cmd = [str(exe), f"-arch={arch}", "-o", str(out)] + [str(o) for o in objects]
-    proc = subprocess.run(cmd, capture_output=True, text=True, timeout=timeout)
+    cmd = [str(exe)] + (["-v"] if verbose else []) + [f"-arch={arch}", "-o", str(out)] \
+        + [str(o) for o in objects]
+    try:
+        proc = subprocess.run(cmd, capture_output=True, text=True, timeout=timeout)
+    except subprocess.TimeoutExpired:
+        raise ToolFailed(f"nvlink timed out after {timeout}s linking {out}") from None
     return proc.returncode == 0, proc.stdout + proc.stderr

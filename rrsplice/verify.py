@@ -19,19 +19,18 @@ with the statement and the ptxas message, not as a crash.
 from __future__ import annotations
 
 import re
-import subprocess
 import tempfile
 import time
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Optional
+from typing import Callable, Optional
 
 from .errors import RRSpliceError
 from .outline import Outline, OutlineError, build_outline
-from .tools import AssembleResult, ptxas, require_tool
+from .arch import arch_number, check_buildable, module_arch
+from .tools import AssembleResult, nvlink, ptxas, tool_provenance
 
-ARCHS = ("sm_89", "sm_90", "sm_120")
 
 
 class VerifyError(RRSpliceError):
@@ -69,6 +68,8 @@ class VerifyResult:
     files: dict = field(default_factory=dict)
     notes: list = field(default_factory=list)
     seconds: float = 0.0
+    tools: dict = field(default_factory=dict)    # ptxas/nvlink: path, version, found_via
+    live_in_classes: dict = field(default_factory=dict)   # as `check` reports them
 
     @property
     def ok(self) -> bool:
@@ -98,7 +99,8 @@ class VerifyResult:
                 "region": self.region, "lines": list(self.lines),
                 "outline": self.outline.to_json() if self.outline else None,
                 "steps": [s.to_json() for s in self.steps], "resources": self.resource_table(),
-                "files": self.files, "notes": self.notes, "seconds": round(self.seconds, 3)}
+                "files": self.files, "notes": self.notes, "seconds": round(self.seconds, 3),
+                "tools": self.tools, "live_in_classes": self.live_in_classes}
 
 
 def _resources(res: AssembleResult) -> dict:
@@ -127,13 +129,6 @@ def ptxas_problems(log: str, ptx_text: str, errors_only: bool = True) -> list:
     return out
 
 
-def _nvlink(a: Path, b: Path, arch: str, out: Path) -> tuple:
-    exe = require_tool("nvlink")
-    proc = subprocess.run([str(exe), "-v", f"-arch={arch}", "-o", str(out), str(a), str(b)],
-                          capture_output=True, text=True, timeout=600)
-    return proc.returncode == 0, proc.stdout + proc.stderr
-
-
 _NVLINK_FN = re.compile(r"Function properties for '?([^':\s]+)'?:\s*\n.*?used (\d+) registers"
                         r"(?:, used \d+ barriers)?, (\d+) stack, (\d+) bytes smem")
 
@@ -158,7 +153,7 @@ def _assemble(name: str, path: Path, arch: str, out: Path, optimize: bool,
     return step
 
 
-def prepare(recipe, corpus=None, *, check: bool = True):
+def prepare(recipe, corpus=None, *, check: bool = True, any_module: bool = False):
     """(patched bytes, Outline, report) for a cut_call recipe."""
     from .cache import load_module
     from .check import CheckFailed, check_recipe
@@ -170,7 +165,7 @@ def prepare(recipe, corpus=None, *, check: bool = True):
     if rec.form not in ("cut_call",) and rec.cut_call is None:
         raise VerifyError(f"{rec.path}: verify needs a recipe that cuts a region into a call "
                           f"(cut_call, call, extern); this one is a {rec.form!r} recipe")
-    path, note = resolve_module(rec, corpus)
+    path, note = resolve_module(rec, corpus, any_module=any_module)
     module = load_module(path)
     report = check_recipe(rec, module_path=path, module=module)
     if note and report.target is not None:
@@ -186,24 +181,37 @@ def prepare(recipe, corpus=None, *, check: bool = True):
     return rec, Path(path), data, out, report
 
 
-def verify(recipe, arch: str = "sm_90", *, corpus=None, optimize: bool = False,
-           keep: Optional[Path] = None, check: bool = True,
-           original: bool = True) -> VerifyResult:
-    """Apply, outline, assemble both, link. `keep`: a directory to leave the files in.
-    `original=False` skips assembling the original module (no resource comparison; the
-    acceptance checks are the same)."""
-    if arch not in ARCHS:
-        raise VerifyError(f"unsupported --arch {arch}: choose one of {', '.join(ARCHS)}")
+def verify(recipe, arch: Optional[str] = None, *, corpus=None, optimize: bool = False,
+           keep: Optional[Path] = None, check: bool = True, original: bool = True,
+           progress: Optional[Callable[[str], None]] = None,
+           any_module: bool = False) -> VerifyResult:
+    """Apply, outline, assemble both, link. `arch` defaults to the module's `.target`.
+    `keep`: a directory to leave the files in. `original=False` skips assembling the
+    original module (no resource comparison; the acceptance checks are the same).
+    `progress` is told the name of each step as it starts."""
+    step_started = progress or (lambda _name: None)
+    if arch is not None:
+        arch_number(arch)
     t0 = time.perf_counter()
+    step_started("check and outline")
     try:
-        rec, path, patched, body, report = prepare(recipe, corpus, check=check)
+        rec, path, patched, body, report = prepare(recipe, corpus, check=check,
+                                                   any_module=any_module)
     except OutlineError as exc:
         raise VerifyError(f"{recipe}: cannot outline the region: {exc}") from None
     t = report.target
+    target = module_arch(t.module)
+    if arch is None:
+        if target is None:
+            raise VerifyError(f"{path}: the module has no .target sm_XX; give --arch")
+        arch = target
+    check_buildable(arch, target, path)
     res = VerifyResult(recipe=str(rec.path), module=str(path), arch=arch, optimize=optimize,
                        kernel=t.fn.name, callee=body.callee,
                        region=f"s{t.rng.first}-s{t.rng.last}",
-                       lines=(t.first_line, t.last_line), outline=body, notes=list(body.notes))
+                       lines=(t.first_line, t.last_line), outline=body, notes=list(body.notes),
+                       tools={name: tool_provenance(name) for name in ("ptxas", "nvlink")},
+                       live_in_classes=report.facts.get("live_in_classes", {}))
     tmpdir = None
     if keep is None:
         tmpdir = tempfile.TemporaryDirectory(prefix="rrsplice-verify-")
@@ -216,8 +224,9 @@ def verify(recipe, arch: str = "sm_90", *, corpus=None, optimize: bool = False,
         p_orig = path
         p_patched = work / f"{stem}.patched.ptx"
         p_body = work / f"{stem}.body.ptx"
-        p_patched.write_bytes(patched)
-        p_body.write_bytes(body.ptx)
+        from .fsutil import write_atomic
+        write_atomic(p_patched, patched, protect=(path, rec.path))
+        write_atomic(p_body, body.ptx, protect=(path, rec.path))
         o_orig = work / f"{stem}.original.{arch}.cubin"
         o_patched = work / f"{stem}.patched.{arch}.o"
         o_body = work / f"{stem}.body.{arch}.o"
@@ -225,13 +234,16 @@ def verify(recipe, arch: str = "sm_90", *, corpus=None, optimize: bool = False,
         jobs = [("ptxas original", p_orig, o_orig, False)] if original else []
         jobs += [("ptxas patched", p_patched, o_patched, True),
                  ("ptxas body", p_body, o_body, True)]
+        step_started(f"ptxas {'-O3' if optimize else '-O0'} -c for {arch}: "
+                     + ", ".join(name.split()[-1] for name, *_ in jobs))
         with ThreadPoolExecutor(max_workers=3) as pool:
             futs = [pool.submit(_assemble, name, src, arch, obj, optimize, reloc)
                     for name, src, obj, reloc in jobs]
             res.steps.extend(f.result() for f in futs)
         if res.step("ptxas patched").ok and res.step("ptxas body").ok:
+            step_started(f"nvlink for {arch}")
             t1 = time.perf_counter()
-            ok, log = _nvlink(o_patched, o_body, arch, o_linked)
+            ok, log = nvlink([o_patched, o_body], arch, o_linked)
             res.steps.append(Step("nvlink", ok, time.perf_counter() - t1, log,
                                   _nvlink_resources(log)))
         res.files = {"patched": str(p_patched), "body": str(p_body),

@@ -115,6 +115,39 @@ def phase_bytes(p: Phase) -> int:
     return 4 * p.nt * p.ks * 256 + 4 * p.nt * 16
 
 
+# The epilogue kinds `rrsplice descriptor` names (docs/descriptor.md), per source epilogue.
+EPI_KINDS = {
+    "EPI_SCALE": "scale", "EPI_RELU": "relu", "EPI_GELU": "gelu", "EPI_SOFTMAX": "softmax",
+    "EPI_SHARED": "shared staging", "EPI_MOVMATRIX": "transpose", "EPI_NORM": "norm",
+}
+
+
+def fragment_truth(phases: list[Phase]) -> list[dict]:
+    """What rr_gemm/rr_swin_body load where, per phase (mirrors src/swin_common.cuh):
+    the weight-image byte of B fragment (k-slice, n-tile) register 0 for lane 0 of warp 0
+    (register 1 is 4 bytes on), the lane and warp strides of those loads, each n-tile's bias
+    seed (one f16x2, the same for every lane and both C registers of the chain), where the
+    A fragments come from, and the epilogue's kind."""
+    out = []
+    for i, (p, w) in enumerate(zip(phases, weight_layout(phases)), 1):
+        if p.ks % 2 == 0:   # [n][k/2][lane][16 bytes]: k-slice pairs share a 16-byte load
+            b = [[w["b_offset"] + ((n * (p.ks // 2) + k // 2) * 32) * 16 + (k % 2) * 8
+                  for n in range(p.nt)] for k in range(p.ks)]
+            lane_stride = 16
+        else:               # [n][k][lane][8 bytes]
+            b = [[w["b_offset"] + ((n * p.ks + k) * 32) * 8 for n in range(p.nt)]
+                 for k in range(p.ks)]
+            lane_stride = 8
+        out.append(dict(
+            phase=i, b_reg0_offset_by_kslice_ntile=b, b_reg_bytes=4, b_lane_stride=lane_stride,
+            b_warp_stride=p.nt * p.ks * 256,
+            bias_seed_offset_by_ntile=[w["bias_offset"] + n * 16 for n in range(p.nt)],
+            bias_warp_stride=p.nt * 16, bias_lane_stride=0,
+            a_source="prologue: plane arena" if i == 1 else f"requantised D of phase {i - 1}",
+            epilogue_kind=None if i == len(phases) else EPI_KINDS[p.epi]))
+    return out
+
+
 def weight_layout(phases: list[Phase]) -> list[dict]:
     out, off = [], 0
     for i, p in enumerate(phases, 1):
@@ -360,6 +393,7 @@ def launch_description(stem: str, src: str, entry: str, width: int, height: int,
                      chains=p.mt * p.nt, epilogue=p.epi)
                 for i, p in enumerate(phases, 1)],
         weight_layout=weight_layout(phases),
+        fragment_truth=fragment_truth(phases),
         notes=[
             "width must be a multiple of 32 and height a multiple of 4; "
             "thread (lane, 0, z) of block (bx, by) owns pixel (32*bx+lane, 4*by+z)",
@@ -423,7 +457,11 @@ def readme(results: list[tuple[str, str, str, list[Phase], dict[str, dict]]]) ->
             "`channel_desc`, address/filter/read mode, `normalized_coords`), `surface` (`width`,",
             "`height`, `format`, `texel_bytes`), `i32` or `f32` (`value`)), `outputs`, `fills`",
             "(what each fill name means), `phases` and `weight_layout` (byte offsets of each",
-            "phase's B block and bias seeds in the weight image).", ""]
+            "phase's B block and bias seeds in the weight image), and `fragment_truth` (per",
+            "phase: the weight-image byte of every B fragment and bias seed for lane 0 of warp",
+            "0, the lane and warp strides, where A comes from and the epilogue's kind; the",
+            "ground truth `rrsplice fragments` and `rrsplice descriptor` are tested against).",
+            ""]
     for stem, src, entry, phases, per_arch in results:
         total = sum(p.mma for p in phases)
         out += [f"### {stem} (`{entry}`, {len(phases)} phases, {total} mma)", "",

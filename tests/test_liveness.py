@@ -303,7 +303,7 @@ def test_cli_liveness_json_on_cfg_loops(cache_env):
         assert x["class"] in ("passed", "derivable", "special", "other")
 
 
-def test_cli_liveness_default_module_and_recipe_agree(cache_env):
+def test_cli_liveness_default_module_and_recipe_agree(cache_env, tmp_path):
     r1 = run_cli("liveness", "--range", "s452-s15510", "--json", env=cache_env)
     assert r1.returncode == 0, r1.stderr
     a = json.loads(r1.stdout)
@@ -313,7 +313,26 @@ def test_cli_liveness_default_module_and_recipe_agree(cache_env):
     assert r2.returncode == 0, r2.stderr
     b = json.loads(r2.stdout)
     assert b["range"] == "s452-s15510"
-    assert a["live_in"] == b["live_in"] and a["live_out"] == b["live_out"]
+    assert [x["register"] for x in a["live_in"]] == [x["register"] for x in b["live_in"]]
+    assert a["live_out"] == b["live_out"]
+    # a bare range counts the least a call must pass; the recipe counts what its call passes
+    assert (a["passed_means"], b["passed_means"]) == ("minimal", "recipe")
+    by_class = {}
+    for x in b["live_in"]:
+        by_class.setdefault(x["class"], []).append(x["register"])
+    r4 = run_cli("check", str(RECIPE), "--json", env=cache_env)
+    assert r4.returncode == 0, r4.stderr
+    assert by_class == json.loads(r4.stdout)["facts"]["live_in_classes"]
+    r5 = run_cli("outline", str(RECIPE), "-o", str(tmp_path / "body.ptx"), "--json",
+                 env=cache_env)
+    assert r5.returncode == 0, r5.stderr
+    outline = json.loads(r5.stdout)
+    assert outline["live_in_classes"] == by_class
+    # the body recomputes exactly the derivable registers and loads the passed ones (plus
+    # the scratch array's address, which is not live-in)
+    assert sorted(outline["recomputed"]) == sorted(by_class["derivable"])
+    assert set(by_class["passed"]) <= set(outline["passed"])
+    assert len(outline["passed"]) == len(by_class["passed"]) + 1
     classes = {}
     for x in a["live_in"]:
         classes.setdefault(x["class"], []).append(x["register"])

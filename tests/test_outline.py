@@ -208,10 +208,12 @@ def test_scratch_body_loads_recomputes_rewrites_and_stores():
     assert "mov.u32 %rsw2, %laneid;" in lines
     assert "mad.lo.s32 %rsw1, %rsw2, 12, %rsw0;" in lines
     tail = lines[lines.index("// ---- end of region ----"):]
-    assert tail[-5:-1] == ["st.shared.b32 [%rsw1+0], %r7;", "st.shared.b32 [%rsw1+4], %r11;",
-                           "st.shared.b32 [%rsw1+8], %r12;", "ret;"][-4:] or \
-        ["st.shared.b32 [%rsw1+0], %r7;", "st.shared.b32 [%rsw1+4], %r11;",
-         "st.shared.b32 [%rsw1+8], %r12;"] == [x for x in tail if x.startswith("st.shared")]
+    # the stores come in the call's read order, after the address, and the body then returns
+    stores = [x for x in tail if x.startswith("st.shared")]
+    assert stores == ["st.shared.b32 [%rsw1+0], %r7;", "st.shared.b32 [%rsw1+4], %r11;",
+                      "st.shared.b32 [%rsw1+8], %r12;"]
+    assert tail.index("mad.lo.s32 %rsw1, %rsw2, 12, %rsw0;") < tail.index(stores[0])
+    assert tail[tail.index(stores[-1]) + 1:] == ["ret;", "}"]
     # declarations: the kernel's ranges and the call text's own
     assert ".reg .b32 %r<40>;" in lines and ".reg .b32 %rsw<3>;" in lines
 

@@ -234,9 +234,7 @@ def test_mutated_fixtures_parse_or_raise_parse_error(name, seed, n):
     try:
         m = parse(data)
     except ParseError as e:
-        assert e.line >= 1 and e.column >= 1
-        e.render()
-        e.to_json()
+        _assert_error_points_into(e, data)
         return
     assert emit(m) == data
     for f in m.functions:
@@ -247,8 +245,35 @@ def test_mutated_fixtures_parse_or_raise_parse_error(name, seed, n):
 def test_every_single_byte_deletion_of_a_fixture():
     """Exhaustive over one small fixture: delete each byte in turn."""
     data = _DATA["tabs_spaces.ptx"]
+    parsed = 0
     for i in range(len(data)):
+        cut = data[:i] + data[i + 1:]
         try:
-            parse(data[:i] + data[i + 1:])
-        except ParseError:
-            pass
+            m = parse(cut)
+        except ParseError as e:
+            _assert_error_points_into(e, cut)
+            continue
+        parsed += 1
+        assert emit(m) == cut
+        for f in m.functions:
+            for s in f.statements:
+                assert m.text[s.start:s.end] == s.text
+    # deleting a comment or whitespace byte still parses; deleting most others does not
+    assert 0 < parsed < len(data)
+
+
+def _assert_error_points_into(e: ParseError, data: bytes) -> None:
+    """The error names a real line and column of `data`, shows that line, and its JSON
+    says the same."""
+    lines = data.decode("utf-8", "replace").split("\n")
+    assert 1 <= e.line <= len(lines)
+    assert 1 <= e.column <= len(lines[e.line - 1].rstrip("\r")) + 1
+    text = e.render()
+    first = text.split("\n", 1)[0]
+    assert first.startswith(f"{e.file}:{e.line}:{e.column}: error: ")
+    assert e.message and e.message in first
+    if e.line_text.strip():
+        assert e.line_text.rstrip("\r\n")[:60].replace("\t", " ") in text
+    j = e.to_json()
+    assert (j["line"], j["column"], j["message"]) == (e.line, e.column, e.message)
+    assert j["line_text"] == e.line_text.rstrip("\r\n")[:400]

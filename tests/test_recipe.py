@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import hashlib
+
 import os
 import shutil
 import textwrap
@@ -25,17 +27,21 @@ def write(tmp_path: Path, name: str, body: str) -> Path:
     return p
 
 
+SEED_SHA256 = "a89f81721711cb0843c76349aaee59d60ad6fcff9dbb0fad617a71609fc1ceff"
+
+
 def test_seed_recipe_is_the_users_file_minus_its_first_two_lines():
     text = SEED.read_text(encoding="utf-8")
     assert text.startswith('#!/usr/bin/env python3\n"""Splice recipe for '
                            "cuda_dldn_engine_swin_dec2_kernel")
     assert "rrsplice" not in text
+    # the users' file (its first two lines dropped) hashes to this; the hash was taken from
+    # the original seed, so an edit of the recipe fails here on every checkout
+    assert hashlib.sha256(text.encode("utf-8")).hexdigest() == SEED_SHA256
     # where the design documents sit beside the checkout, compare with the original too
     seed_dir = Path(__file__).resolve().parents[2] / "shared" / "seeds"
-    seeds = sorted(seed_dir.glob("002_*.txt")) if seed_dir.is_dir() else []
-    if seeds:
-        original = seeds[0].read_text(encoding="utf-8").split("\n", 2)[2]
-        assert text == original
+    for original in sorted(seed_dir.glob("002_*.txt")) if seed_dir.is_dir() else []:
+        assert text == original.read_text(encoding="utf-8").split("\n", 2)[2]
 
 
 def test_seed_recipe_loads_unmodified():
@@ -194,10 +200,19 @@ def test_a_module_defining_the_entry_is_used_and_reported(tmp_path, monkeypatch)
     shutil.copyfile(BUNDLED_CORPUS / "0022-PREPASS_ENTRYPOINT_NAME.ptx",
                     corpus / "0021-PREPASS_ENTRYPOINT_NAME.ptx")
     right = _dec2_copy(corpus, "0030-renamed.ptx")
-    path, note = resolve_module(load_recipe(SEED), corpus)
+    # never silently: without being asked, a module that lacks the entry is an error ...
+    with pytest.raises(ModuleNotFound, match="does not define cuda_dldn_engine_swin_dec2"
+                                             "_kernel.*--any-module would use"):
+        resolve_module(load_recipe(SEED), corpus)
+    with pytest.raises(ModuleNotFound):
+        apply(SEED, corpus=corpus, out=tmp_path / "o.ptx")
+    assert not (tmp_path / "o.ptx").exists()
+    # ... and with --any-module the module that does define it is used, and said
+    path, note = resolve_module(load_recipe(SEED), corpus, any_module=True)
     assert path == right
     assert "does not define cuda_dldn_engine_swin_dec2_kernel" in note
-    res = apply(SEED, corpus=corpus, out=tmp_path / "o.ptx")
+    assert "--any-module" in note
+    res = apply(SEED, corpus=corpus, out=tmp_path / "o.ptx", any_module=True)
     assert res.report.target.note == note
 
 

@@ -109,7 +109,8 @@ def test_cli_stages_new_and_apply_debug(dec2, tmp_path):
     assert "dec2.p2_out" in r.output
     r = CliRunner().invoke(main, ["apply", str(dec2), "--debug", "dec2.p2_out", "-o",
                                   str(tmp_path / "d.ptx")])
-    assert r.exit_code == 0, r.output and "dec2.p2_out" in r.output
+    assert r.exit_code == 0, r.output
+    assert "dec2.p2_out" in r.output
     r = CliRunner().invoke(main, ["stages", "new", str(dec2), "--line", "1536", "--regs",
                                   "%r1040"])
     assert r.exit_code == 2 and "Traceback" not in r.output

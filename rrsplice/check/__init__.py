@@ -4,7 +4,8 @@ The checks live in modules of this package, one job each: `text` (the splice tex
 `report`, `target` (loading the module, finding stages), `core` (`check_recipe`, the
 region and control checks), `calls` (the splice text, its calls, a second application),
 `source` and `analysis` (what several checks share), `dataflow`, `scratch`, `race`, `debug`
-(debug points and blocks) and `legacy`. Everything is importable from `rrsplice.check`.
+(debug points and blocks), `legacy`, and the target profiles: `profiles` (the lint table,
+`check --target ptxas|zluda`) with ZLUDA's lints in `zluda`. Everything is importable from `rrsplice.check`.
 
 Every finding has a severity (``error`` fails the check, ``warning`` is suspicious but legal,
 ``info`` states a fact), a stable code, a message, and where possible the statement, physical
@@ -29,7 +30,10 @@ call-parse          the call (or ``extern``) text does not parse
 call-args           argument count or types differ from the callee's declaration; more than
                     one return parameter
 callee-order        the callee is not declared before the call
-empty-args          an empty ``()`` argument list (ZLUDA rejects it)
+empty-args          an empty ``()`` argument list (ZLUDA rejects it: an error for the zluda
+                    profile, a warning for ptxas)
+param-return        ``.param`` return parameters (zluda profile: a native body cannot
+                    produce ZLUDA's LLVM return value; return through memory)
 undeclared          a register the splice text uses is declared neither by it nor the function
 special-operand     a special register (``%laneid``) as an operand of an instruction other than
                     ``mov``: ptxas rejects it, ZLUDA accepts it (warning)

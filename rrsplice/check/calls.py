@@ -9,8 +9,7 @@ from typing import Optional
 from ..model import Function, ParenList, Reg, Statement, Symbol
 from .report import Report
 from .source import _TYPE_SIZE, _function_decl, _short
-from .text import (SpliceText, _strip_comments, empty_arg_lists, parse_splice_text,
-                   special_operand_uses)
+from .text import SpliceText, _strip_comments, parse_splice_text, special_operand_uses
 
 
 def _check_splice_text(rep: Report, text: Optional[str], extern: Optional[str],
@@ -19,13 +18,6 @@ def _check_splice_text(rep: Report, text: Optional[str], extern: Optional[str],
     if text is None:
         return None
     m = rep.target.module
-    for ln in empty_arg_lists(text):
-        rep.add("error", "empty-args", f"{what} line {ln} has an empty `()` argument list: "
-                "ZLUDA rejects it (write the call without it)")
-    if extern:
-        for ln in empty_arg_lists(extern):
-            rep.add("error", "empty-args", f"extern line {ln} has an empty `()` parameter "
-                    "list: ZLUDA rejects it (declare the function without it)")
     sp = parse_splice_text(text, extern, what=what, closes=closes)
     rep.splice = sp
     if sp.error:

@@ -16,6 +16,7 @@ from .debug import _check_point
 from .legacy import _check_body, _check_truncate
 from .report import Report
 from .rewrites import check_rewrites
+from .scope import _check_scopes
 from .source import _line_text, _region_text
 from ..cache import load_module
 from .target import build_target, recipe_for_stage
@@ -24,14 +25,17 @@ from .text import _strip_comments
 
 def check_recipe(recipe, corpus=None, *, stage: Optional[str] = None,
                  module_path: Optional[Path] = None, module: Optional[Module] = None,
-                 analyse: bool = True) -> Report:
-    """Run every check of `recipe` (a Recipe or a path) against its module."""
+                 any_module: bool = False, target: Optional[str] = None) -> Report:
+    """Run every check of `recipe` (a Recipe or a path) against its module, then the lints
+    of the target profile (`target`, else the recipe's own: see `check.profiles`)."""
+    from .profiles import check_profile, default_profile, run_profile
     rec = recipe if isinstance(recipe, Recipe) else load_recipe(recipe)
+    profile = check_profile(target) if target is not None else default_profile(rec)
     if stage is not None:
         rec, stage = recipe_for_stage(rec, stage)
     note = None
     if module_path is None:
-        module_path, note = resolve_module(rec, corpus)
+        module_path, note = resolve_module(rec, corpus, any_module=any_module)
     if module is None:
         module = load_module(module_path)
     t = build_target(rec, Path(module_path), module, note, stage)
@@ -53,6 +57,8 @@ def check_recipe(recipe, corpus=None, *, stage: Optional[str] = None,
     elif t.kind == "body":
         _check_body(rep)
     check_rewrites(rep)
+    rep.facts["target"] = profile
+    run_profile(rep, profile)
     return rep
 
 
@@ -126,14 +132,33 @@ def _check_region(rep: Report) -> None:
             if want is not None and want.strip() not in _line_text(m, ln):
                 rep.add("error", "cut-text", f"delete_check expects {want.strip()!r} on line "
                         f"{ln}, which reads {_line_text(m, ln).strip()!r}", line=ln)
-    _check_control(rep, fn, rng)
+    _check_scopes(rep, fn, first, last)
     sp = _check_splice_text(rep, t.text, t.extern, fn, "call text" if rec.form == "cut_call"
                             else "insert text", rng=rng)
+    _check_control(rep, fn, rng, _dispatched(rep, sp))
     if sp is not None and sp.fn is not None:
         _check_dataflow(rep, fn, rng, sp)
 
 
-def _check_control(rep: Report, fn: Function, rng: StatementRange) -> None:
+def _dispatched(rep: Report, sp) -> set:
+    """Labels the splice text branches to on the callee's exit index, after its call."""
+    from ..exits import read_dispatch
+    if sp is None or sp.fn is None or not sp.calls:
+        return set()
+    after = sp.statements[sp.statements.index(sp.calls[-1]) + 1:]
+    try:
+        return set(read_dispatch(after).targets)
+    except ValueError as exc:
+        rep.add("error", "exit-dispatch", f"the splice text's exit dispatch: {exc}")
+        return set()
+
+
+def _check_control(rep: Report, fn: Function, rng: StatementRange,
+                   dispatched: set = frozenset()) -> None:
+    """Single entry; exits only to the statement after the region (or labels directly in
+    front of it) or to labels the splice text dispatches to after its call."""
+    from ..exits import return_labels
+    back = return_labels(fn, rng)
     from ..cfg import build_cfg
     fa = rep.analysis
     cfg = getattr(fa, "cfg", None) if fa is not None else None
@@ -156,8 +181,12 @@ def _check_control(rep: Report, fn: Function, rng: StatementRange) -> None:
                             f"by {st.sid}: `{st.text.strip()}`", st=st)
             if inside_src and not inside_dst and dst != rng.last + 1:
                 st, to = stmts[src - 1], stmts[dst - 1]
+                if to.is_label and (to.label in back or to.label in dispatched):
+                    continue
                 rep.add("error", "branch-exit", f"{st.sid} `{st.text.strip()}` leaves the "
-                        f"region to {to.sid} ({to.label or to.opcode}, line {to.line})", st=st)
+                        f"region to {to.sid} ({to.label or to.opcode}, line {to.line}), which "
+                        f"is neither the statement after the region nor a label the splice "
+                        f"text dispatches to on the callee's exit index", st=st)
     counts: dict = {}
     for i in range(rng.first, rng.last + 1):
         st = stmts[i - 1]

@@ -41,7 +41,7 @@ def _expr_builder(lookup, sym: str):
             if op.special:
                 k = _SPECIAL_INDEX.get(op.name)
                 return None if k is None else (lambda e, k=k: e[k])
-            return lookup(st, op.name)
+            return lookup(st, op.key)
         if isinstance(op, Imm) and isinstance(op.value, int):
             v = op.value
             return lambda e, v=v: v
@@ -136,7 +136,7 @@ def _scratch_overlap(fa, fn: Function, sp: SpliceText, sym: str, size: int, load
                 return "unknown", f"`{st.text.strip()}` has no address"
             b = addr.base
             f = (lambda e: 0) if isinstance(b, Symbol) and b.name == sym else (
-                table.get(b.name) if isinstance(b, Reg) else None)
+                table.get(b.key) if isinstance(b, Reg) else None)
             if f is None:
                 return "unknown", f"the address of `{st.text.strip()}` is not computed " \
                                   "from the thread index in the call text"
@@ -184,11 +184,11 @@ def _scratch_overlap(fa, fn: Function, sp: SpliceText, sym: str, size: int, load
             continue
         addr = next((op for op in st.operands if isinstance(op, Address) and (
             (isinstance(op.base, Symbol) and op.base.name == sym)
-            or (isinstance(op.base, Reg) and op.base.name == acc.via))), None)
+            or (isinstance(op.base, Reg) and op.base.key == acc.via))), None)
         if addr is None:
             unresolved.append(acc)
             continue
-        f = (lambda e: 0) if isinstance(addr.base, Symbol) else lookup(st, addr.base.name)
+        f = (lambda e: 0) if isinstance(addr.base, Symbol) else lookup(st, addr.base.key)
         if f is None:
             unresolved.append(acc)
             continue
@@ -338,7 +338,7 @@ def _check_shared_base(rep: Report, fn: Function, rng: StatementRange,
     passed = set()
     for st in pre:
         if st.base == "mov" and len(st.operands) == 2 and isinstance(st.operands[1], Symbol) \
-                and isinstance(st.operands[0], Reg) and st.operands[0].name in stored:
+                and isinstance(st.operands[0], Reg) and st.operands[0].key in stored:
             passed.add(st.operands[1].name)
     for sym, st in sorted(named.items()):
         if sym in passed:

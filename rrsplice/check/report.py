@@ -41,6 +41,7 @@ class Finding:
     statement: Optional[str] = None
     line: Optional[int] = None
     registers: list = field(default_factory=list)
+    column: Optional[int] = None
 
     def render(self) -> str:
         where = ", ".join(x for x in (self.statement, f"line {self.line}" if self.line else None)
@@ -102,7 +103,8 @@ class Report:
             line = st.line
         self.findings.append(Finding(severity, code, message,
                                      st.sid if st is not None else None, line,
-                                     list(registers)))
+                                     list(registers),
+                                     st.column if st is not None else None))
 
     def to_json(self) -> dict:
         t = self.target

@@ -89,6 +89,9 @@ def _check_scratch(rep: Report, fn: Function, rng: StatementRange, sp: SpliceTex
     if sym is None or (not loads and rep.recipe.const("SCRATCH") is None):
         return
     decl = _scratch_decl(fn, rep.target.module, sym)
+    if decl is None and sp.module is not None:
+        # the recipe's own array, declared at module scope by its extern text
+        decl = next((d for d in sp.module.decls if d.name == sym), None)
     if decl is None:
         rep.add("error", "scratch-size", f"scratch array {sym} is not declared in "
                 f"{fn.name} or at module scope")

@@ -10,6 +10,7 @@ from typing import Optional
 from ..errors import ParseError
 from ..model import Function, Module
 from ..parser import parse_bytes
+from ..scopes import source_name
 
 
 PROBE = "__rrsplice_probe"
@@ -42,8 +43,10 @@ class SpliceText:
         return [st for st in self.statements if st.base == "call"]
 
     def local_decl(self, name: str):
+        """The text's own declaration of register `name` (a name or a scoped key)."""
         if self.fn is None:
             return None
+        name = source_name(name)
         for d in self.fn.decls():
             if d.declares(name):
                 return d

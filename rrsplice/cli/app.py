@@ -9,6 +9,7 @@ import sys
 import click
 
 from ..errors import RRSpliceError
+from .render import note, stdout_is_terminal  # noqa: F401  (note: re-exported)
 
 
 # command -> the module of this package that defines it. Modules are imported when their
@@ -22,12 +23,14 @@ COMMAND_MODULES = {
     "check": "cmd_recipe", "apply": "cmd_recipe", "recipe": "cmd_recipe",
     "stages": "cmd_recipe",
     "outline": "cmd_outline", "verify": "cmd_outline",
+    "fragments": "cmd_fragments", "descriptor": "cmd_descriptor",
+    "doctor": "cmd_doctor",
 }
 
 
 class _Group(click.Group):
     """Loads command modules on demand, and turns every RRSpliceError (and unreadable
-    files) into a message and exit code 2, never a traceback."""
+    files) into a compiler-style diagnostic on stderr and exit code 2, never a traceback."""
 
     def list_commands(self, ctx):
         return sorted(set(self.commands) | set(COMMAND_MODULES))
@@ -46,9 +49,10 @@ class _Group(click.Group):
         try:
             return super().invoke(ctx)
         except RRSpliceError as exc:
-            _fail(exc.render(), getattr(exc, "exit_code", 2), exc)
-        except (FileNotFoundError, IsADirectoryError, PermissionError) as exc:
-            _fail(f"error: {exc.strerror}: {exc.filename}", 2, exc)
+            _fail(exc.diagnostic(), getattr(exc, "exit_code", 2), exc)
+        except (FileNotFoundError, IsADirectoryError, NotADirectoryError,
+                PermissionError) as exc:
+            _fail(f"{exc.filename}: error: {exc.strerror}", 2, exc)
 
 
 def _fail(message: str, code: int, exc) -> None:
@@ -58,8 +62,7 @@ def _fail(message: str, code: int, exc) -> None:
         payload = exc.to_json() if hasattr(exc, "to_json") else {"message": message}
         click.echo(json.dumps({"ok": False, "error": payload}, indent=2, sort_keys=True))
     else:
-        # soft_wrap: never re-wrap an error's source line, or its caret would move
-        err_console().print(message, markup=False, highlight=False, soft_wrap=True)
+        click.echo(message, err=True)
     sys.exit(code)
 
 
@@ -74,8 +77,37 @@ def _wants_json(ctx) -> bool:
     return False
 
 
-@click.group(cls=_Group, context_settings={"help_option_names": ["-h", "--help"]})
-@click.version_option(package_name="rrsplice")
+def _print_version(ctx, _param, value) -> None:
+    """`--version`: rrsplice's version and the ptxas/nvlink it would run."""
+    if not value or ctx.resilient_parsing:
+        return
+    from importlib.metadata import PackageNotFoundError, version
+    from ..tools import tool_provenance
+    try:
+        mine = version("rrsplice")
+    except PackageNotFoundError:
+        from .. import __version__ as mine
+    click.echo(f"rrsplice {mine}")
+    for name in ("ptxas", "nvlink"):
+        t = tool_provenance(name)
+        if t["path"]:
+            click.echo(f"{name}: {t['path']} ({t['version']}; found via {t['found_via']})")
+        else:
+            click.echo(f"{name}: not found ({t['found_via']}); `rrsplice doctor` says how "
+                       "to get it")
+    ctx.exit(0)
+
+
+@click.group(cls=_Group, context_settings={"help_option_names": ["-h", "--help"],
+                                           "max_content_width": 100},
+             epilog="Examples:\n\n\b\n  rrsplice parse corpus_fixtures/*.ptx\n"
+                    "  rrsplice check recipes/swin_dec2.py\n"
+                    "  rrsplice apply recipes/swin_dec2.py --ptxas sm_89\n\n"
+                    "Run `rrsplice COMMAND --help` for a command's options and examples, and "
+                    "`rrsplice doctor` to check the tools it needs.")
+@click.option("--version", is_flag=True, expose_value=False, is_eager=True,
+              callback=_print_version,
+              help="Show rrsplice's version and the ptxas/nvlink it would use, and exit.")
 def main():
     """rrsplice: parse PTX, analyse liveness and mma phases, and splice mma regions of
     huge kernels into calls to native bodies."""
@@ -92,32 +124,43 @@ def entry_option(f):
                         help="Function to use when the module has several.")(f)
 
 
+def corpus_option(f):
+    """`--corpus DIR`: the first directory a recipe's module is looked up in."""
+    return click.option("--corpus", "corpus", metavar="DIR", default=None,
+                        help="Corpus directory to resolve the recipe's module in (before "
+                             "$RRSPLICE_CORPUS, [tool.rrsplice] corpus, "
+                             "~/.cache/d4r-rr-corpus and the bundled fixtures); it must "
+                             "exist.")(f)
+
+
+def any_module_option(f):
+    """`--any-module`: allow falling back to another module that defines the entry."""
+    return click.option("--any-module", "any_module", is_flag=True,
+                        help="When the recipe's module is missing or does not define its "
+                             "entry, use the first corpus module that does (said on "
+                             "stderr).")(f)
+
+
+def examples(*lines: str) -> str:
+    """A help epilog listing example command lines (kept as written, not re-wrapped)."""
+    return "Examples:\n\n\b\n" + "\n".join(f"  {x}" for x in lines)
+
+
 def print_json(data) -> None:
     click.echo(json.dumps(data, indent=2, sort_keys=True, default=str))
 
 
 _console = None
-_err_console = None
 
 
 def console():
-    """The rich console for human output (imported on first use: JSON output needs none)."""
+    """A rich console for commands that print rich renderables themselves. Full width and
+    never wrapped when stdout is not a terminal; no emoji codes. Prefer `render.say` and
+    `render.Grid`, which print data literally."""
     global _console
     if _console is None:
         from rich.console import Console
-        _console = Console(highlight=False)
+        tty = stdout_is_terminal()
+        _console = Console(highlight=False, emoji=False, soft_wrap=not tty,
+                           width=None if tty else 100_000)
     return _console
-
-
-def err_console():
-    global _err_console
-    if _err_console is None:
-        from rich.console import Console
-        _err_console = Console(stderr=True, highlight=False)
-    return _err_console
-
-
-def note(message: str, as_json: bool = False) -> None:
-    """A side remark (e.g. which function was chosen) on stderr, never in JSON output."""
-    if not as_json:
-        err_console().print(f"[dim]note:[/dim] {message}")

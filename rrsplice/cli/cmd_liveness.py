@@ -12,44 +12,62 @@ from ..config import default_module
 from ..errors import RRSpliceError
 from ..select import (SelectionError, lines_to_range, parse_line_range,
                       parse_statement_range, select_function)
-from .app import console, entry_option, json_option, main, note, print_json
+from .app import (any_module_option, corpus_option, entry_option, examples, json_option,
+                  main, note, print_json)
+from .render import Grid, bold, say, styled, warn
 
 
 class TargetError(RRSpliceError):
     """The TARGET is neither a readable .ptx file nor a usable recipe module."""
 
 
-def resolve_target(target: Optional[str]) -> tuple[Path, Optional[str], Optional[str],
-                                                   Optional[tuple]]:
-    """TARGET -> (module path, note, entry suggested by a recipe, recipe's cut_call)."""
+def resolve_target(target: Optional[str], corpus=None, any_module: bool = False):
+    """TARGET -> (module path, note, the recipe or None)."""
     if target is None:
-        return default_module(), None, None, None
+        return default_module(), None, None
     p = Path(target)
     if p.suffix != ".py":
-        return p, None, None, None
+        return p, None, None
     from ..recipe import load_recipe, resolve_module
     rec = load_recipe(p)
-    path, why = resolve_module(rec)
-    return Path(path), why, rec.entry, rec.cut_call
+    path, why = resolve_module(rec, corpus, any_module=any_module)
+    return Path(path), why, rec
 
 
-def _classify(fa, rng) -> list:
+def _classify(fa, rng, passed=None) -> list:
     """(register, class, detail, reaching definitions) for the live-in registers of rng."""
     from ..provenance import classify_live_in
     return [(c.reg, c.klass, c.detail, list(c.reaching_defs))
-            for c in classify_live_in(fa, rng)]
+            for c in classify_live_in(fa, rng, passed=passed)]
 
 
-def liveness_report(fa, rng, *, pseudo: bool = False) -> dict:
+def _recipe_passed(rec, path, module) -> Optional[list]:
+    """What a cut_call recipe's call passes, as `check` counts it (None for other forms)."""
+    if rec is None or rec.call is None:
+        return None
+    from ..check import check_recipe
+    return check_recipe(rec, module_path=path, module=module).facts.get("passed")
+
+
+PASSED_MEANS = {
+    "minimal": "passed = the least a call must pass (no recipe given; `check`, `outline` and "
+               "`verify` count what a recipe's call passes, which may be more)",
+    "recipe": "passed = what the recipe's call passes, as `check`, `outline` and `verify` "
+              "count it",
+}
+
+
+def liveness_report(fa, rng, *, pseudo: bool = False, passed: Optional[list] = None) -> dict:
     """The data `rrsplice liveness` prints (also its --json form). With `pseudo`, the
-    `.param` slots and carry flag crossing the range are listed as well."""
+    `.param` slots and carry flag crossing the range are listed as well. With `passed` (a
+    recipe's call arguments) the live-in classes are those `check` reports for the cut."""
     fn = fa.fn
 
     def where(i: int) -> dict:
         st = fn.statements[i - 1]
         return {"sid": f"s{i}", "line": st.line, "text": " ".join(st.text.split())[:120]}
 
-    rows = _classify(fa, rng)
+    rows = _classify(fa, rng, passed)
     if pseudo:
         rows += [(r, "other", "pseudo-register (a call block's .param slot or the carry "
                               "flag): cut the range elsewhere", fa.reaching_defs(rng.first, r))
@@ -69,6 +87,7 @@ def liveness_report(fa, rng, *, pseudo: bool = False) -> dict:
                       "first_uses_after": [where(i) for i in fa.first_uses_after(rng, r)]}
                      for r in live_out],
         "live_out_also_passed_in": fa.range_pass_in_for_out(rng, pseudo=pseudo),
+        "passed_means": "minimal" if passed is None else "recipe",
         "warnings": [],
     }
     from ..semantics import uncovered
@@ -87,14 +106,14 @@ def liveness_report(fa, rng, *, pseudo: bool = False) -> dict:
 
 def _defs_text(items: list) -> str:
     if not items:
-        return "[dim]none (undefined at entry)[/dim]"
-    shown = [f"{d['sid']} (L{d['line']})" for d in items[:4]]
-    if len(items) > 4:
-        shown.append(f"+{len(items) - 4} more")
-    return ", ".join(shown)
+        return "none (undefined at entry)"
+    return ", ".join(f"{d['sid']} (L{d['line']})" for d in items)
 
 
-@main.command("liveness")
+@main.command("liveness", epilog=examples(
+    "rrsplice liveness --range s452-s15510",
+    "rrsplice liveness corpus_fixtures/swin_tiny_sm89.ptx --lines 847-6933",
+    "rrsplice liveness recipes/swin_dec2.py --json"))
 @click.argument("target", required=False)
 @click.option("--range", "range_text", metavar="sA-sB", default=None,
               help="Statement range, e.g. s452-s15510.")
@@ -103,12 +122,17 @@ def _defs_text(items: list) -> str:
 @click.option("--pseudo", is_flag=True,
               help="Also list .param slots and the carry flag (pseudo-registers).")
 @entry_option
+@corpus_option
+@any_module_option
 @json_option
-def liveness_cmd(target, range_text, lines_text, pseudo, entry, as_json):
+def liveness_cmd(target, range_text, lines_text, pseudo, entry, corpus, any_module, as_json):
     """Live-in (with classification and reaching definitions) and live-out (with first
     uses after it) of a statement range of TARGET (a .ptx file or a recipe module; without
-    it, [tool.rrsplice] default_module). A recipe's own cut is used when no range is given."""
-    path, why, rec_entry, cut = resolve_target(target)
+    it, [tool.rrsplice] default_module). A recipe's own cut is used when no range is given,
+    and then its call's arguments count as passed, exactly as `check` counts them."""
+    path, why, rec = resolve_target(target, corpus, any_module)
+    rec_entry = rec.entry if rec is not None else None
+    cut = rec.cut_call if rec is not None else None
     if why:
         note(why, as_json)
     if range_text is not None and lines_text is not None:
@@ -129,14 +153,17 @@ def liveness_cmd(target, range_text, lines_text, pseudo, entry, as_json):
             notes.append(f"using the recipe's cut_call lines {cut[0]}-{cut[1] - 1} ({rng})")
         else:
             raise SelectionError("give --range sA-sB or --lines L1-L2")
-        result = liveness_report(load_analysis(module, fn), rng, pseudo=pseudo)
+        own_cut = range_text is None and lines_text is None
+        passed = _recipe_passed(rec, path, module) if own_cut else None
+        result = liveness_report(load_analysis(module, fn), rng, pseudo=pseudo, passed=passed)
         result["notes"] = notes
         return result
 
     # a repeated query on an unchanged module is answered from the report cache without
     # loading the model at all
     query = {"entry": entry or rec_entry, "range": range_text, "lines": lines_text,
-             "cut": list(cut) if cut else None, "pseudo": pseudo}
+             "cut": list(cut) if cut else None, "pseudo": pseudo,
+             "call": [rec.call, rec.extern] if rec is not None else None}
     rep = dict(load_report("liveness", Path(path).read_bytes(), query, compute))
     for n in rep.pop("notes", []):
         note(n, as_json)
@@ -144,38 +171,32 @@ def liveness_cmd(target, range_text, lines_text, pseudo, entry, as_json):
     if as_json:
         print_json(rep)
         return
-    from rich.table import Table
-    c = console()
-    c.print(f"[bold]{rep['function']}[/bold] {rep['range']} (lines {rep['lines'][0]}-{rep['lines'][1]}, "
-            f"{rep['statements']} statements) of {path}")
-    c.print(f"entries: {' '.join(rep['entries']) or 'none'}   exits: "
-            + (" ".join(f"{a}->{b}" for a, b in rep["exits"]) or "none"))
-    t = Table(title=f"live-in: {len(rep['live_in'])} registers", title_justify="left")
-    for col in ("register", "class", "detail", "reaching definitions"):
-        t.add_column(col)
+    say(bold(rep["function"]), f" {rep['range']} (lines {rep['lines'][0]}-{rep['lines'][1]}, "
+        f"{rep['statements']} statements) of {path}")
+    say(f"entries: {' '.join(rep['entries']) or 'none'}   exits: "
+        + (" ".join(f"{a}->{b}" for a, b in rep["exits"]) or "none"))
+    t = Grid("register", "class", "detail", "reaching definitions",
+             title=f"live-in: {len(rep['live_in'])} registers "
+                   f"({PASSED_MEANS[rep['passed_means']]})")
     colours = {"passed": "green", "derivable": "cyan", "special": "magenta", "other": "red"}
     for row in rep["live_in"]:
         k = row["class"]
-        t.add_row(row["register"], f"[{colours.get(k, 'white')}]{k}[/]", row["detail"],
+        t.add_row(row["register"], styled(k, colours.get(k, "default")), row["detail"],
                   _defs_text(row["reaching_defs"]))
-    c.print(t)
-    t = Table(title=f"live-out: {len(rep['live_out'])} registers", title_justify="left")
-    t.add_column("register")
-    t.add_column("first uses after the range")
+    t.print()
+    t = Grid("register", "first uses after the range",
+             title=f"live-out: {len(rep['live_out'])} registers")
     for row in rep["live_out"]:
-        uses = row["first_uses_after"]
         t.add_row(row["register"], ", ".join(f"{u['sid']} (L{u['line']}) {u['text']}"
-                                             for u in uses[:3])
-                  + (f" +{len(uses) - 3} more" if len(uses) > 3 else ""))
-    c.print(t)
+                                             for u in row["first_uses_after"]))
+    t.print()
     if rep["live_out_also_passed_in"]:
-        c.print("live-out registers some path through the range leaves unwritten (their "
-                "incoming values must be passed in too): "
-                + " ".join(rep["live_out_also_passed_in"]))
+        say("live-out registers some path through the range leaves unwritten (their "
+            "incoming values must be passed in too): " + " ".join(rep["live_out_also_passed_in"]))
     counts: dict = {}
     for row in rep["live_in"]:
         counts[row["class"]] = counts.get(row["class"], 0) + 1
-    c.print("summary: " + ", ".join(f"{v} {k}" for k, v in sorted(counts.items()))
-            + f"; {len(rep['live_out'])} live-out")
+    say("summary: " + ", ".join(f"{v} {k}" for k, v in sorted(counts.items()))
+        + f"; {len(rep['live_out'])} live-out")
     for w in rep["warnings"]:
-        c.print(f"[yellow]warning:[/yellow] {w}")
+        warn(w, path)

@@ -4,12 +4,11 @@ accesses of a `.shared` array."""
 from __future__ import annotations
 
 import click
-from rich import box
-from rich.table import Table
 
 from ..errors import RRSpliceError
 from ..select import select_function
-from .app import console, entry_option, json_option, main, note, print_json
+from .app import entry_option, examples, json_option, main, note, print_json
+from .render import Grid, bold, say
 
 
 def _load(file: str, entry, as_json: bool):
@@ -34,7 +33,9 @@ def _off_range(r) -> str:
     return f"+{r[0]}..+{r[1]}" if r else "-"
 
 
-@main.command("mma")
+@main.command("mma", epilog=examples(
+    "rrsplice mma corpus_fixtures/swin_tiny_sm89.ptx",
+    "rrsplice mma corpus_fixtures/0021-PREPASS_ENTRYPOINT_NAME.ptx | grep m16n8k32"))
 @click.argument("file", type=click.Path(dir_okay=False))
 @entry_option
 @json_option
@@ -47,23 +48,34 @@ def mma_cmd(file, entry, as_json):
         print_json({"file": file, "function": fn.name, "count": len(mmas),
                     "mma": [m.to_json() for m in mmas]})
         return
-    table = Table(title=f"{fn.name}: {len(mmas)} mma")
-    for col in ("stmt", "line", "shape", "types d.a.b.c", "D", "A", "B", "C"):
-        table.add_column(col, no_wrap=col in ("stmt", "line", "shape"))
+    table = Grid("stmt", "line", "shape", "types d.a.b.c", "D", "A", "B", "C",
+                 title=f"{fn.name}: {len(mmas)} mma", right=("line",))
     for m in mmas:
         table.add_row(m.sid, str(m.line), f"{m.shape} {'.'.join(m.layouts)}",
                       ".".join(t or "?" for t in (m.d_type, m.a_type, m.b_type, m.c_type)),
                       _frag(m.d), _frag(m.a), _frag(m.b), _frag(m.c))
-    console().print(table)
+    table.print()
 
 
-@main.command("phases")
-@click.argument("file", type=click.Path(dir_okay=False))
+@main.command("phases", epilog=examples(
+    "rrsplice phases corpus_fixtures/swin_tiny_sm89.ptx",
+    "rrsplice phases corpus_fixtures/0021-PREPASS_ENTRYPOINT_NAME.ptx --json",
+    "rrsplice phases --all corpus_fixtures"))
+@click.argument("file", required=False, type=click.Path(dir_okay=False))
+@click.option("--all", "all_dir", type=click.Path(exists=True), default=None, metavar="DIR",
+              help="Survey every .ptx under DIR in parallel workers (as `descriptor --all`).")
+@click.option("--workers", type=int, default=None, help="Worker processes for --all.")
 @entry_option
 @json_option
-def phases_cmd(file, entry, as_json):
+def phases_cmd(file, all_dir, workers, entry, as_json):
     """The phases (GEMMs) of FILE's mma: ranges, geometry, chains, weight-image offsets and
     what the gap before the next phase does. docs/phases.md says how phases are delimited."""
+    if all_dir is not None or file is None:
+        if file is not None or all_dir is None:
+            raise RRSpliceError("give FILE, or --all DIR (not both)")
+        from .cmd_descriptor import corpus_table
+        corpus_table(all_dir, as_json, workers)
+        return
     from ..mma import phases
     module, fn = _load(file, entry, as_json)
     fa = _analysis(module, fn)
@@ -72,12 +84,9 @@ def phases_cmd(file, entry, as_json):
         print_json({"file": file, "function": fn.name, "mma": sum(len(p.mmas) for p in ps),
                     "phases": [p.to_json() for p in ps]})
         return
-    table = Table(title=f"{fn.name}: {sum(len(p.mmas) for p in ps)} mma in {len(ps)} phases",
-                  box=box.SIMPLE_HEAD, pad_edge=False, collapse_padding=True)
-    for col in ("#", "statements\nlines", "mma", "MxNxK", "chains\ngrid",
-                "B weight\nbytes", "bias seeds"):
-        table.add_column(col, overflow="fold",
-                         justify="right" if col in ("#", "mma") else "left")
+    table = Grid("#", "statements\nlines", "mma", "MxNxK", "chains\ngrid", "B weight\nbytes",
+                 "bias seeds", right=("#", "mma"),
+                 title=f"{fn.name}: {sum(len(p.mmas) for p in ps)} mma in {len(ps)} phases")
     for p in ps:
         chains = f"{p.chain_count}x{p.chain_length}" if p.chain_length else \
             f"{p.chain_count}x" + "/".join(map(str, p.chain_lengths))
@@ -91,21 +100,21 @@ def phases_cmd(file, entry, as_json):
         table.add_row(str(p.index), f"s{p.first}-s{p.last}\n{p.first_line}-{p.last_line}",
                       str(len(p.mmas)), p.geometry,
                       chains + ("\ndense" if p.dense else "\nnot dense"), b, seed_text)
-    c = console()
-    c.print(table)
+    table.print()
     if len(ps) > 1:
-        c.print("[bold]between phases[/bold] (statement families in the gap before the next "
-                "phase's first mma):")
+        say(bold("between phases"), " (statement families in the gap before the next "
+            "phase's first mma):")
     for p in ps:
         if p.gap_first is not None:
-            c.print(f"  {p.index}->{p.index + 1} s{p.gap_first}-s{p.gap_last}: {p.gap}",
-                    markup=False, highlight=False)
+            say(f"  {p.index}->{p.index + 1} s{p.gap_first}-s{p.gap_last}: {p.gap}")
     for p in ps:
         for n in p.notes:
-            c.print(f"  note: phase {p.index}: {n}", markup=False, highlight=False)
+            say(f"  note: phase {p.index}: {n}")
 
 
-@main.command("uses")
+@main.command("uses", epilog=examples(
+    "rrsplice uses corpus_fixtures/swin_tiny_sm89.ptx "
+    "_ZZ18rrswin_tiny_kernelE4smem"))
 @click.argument("file", type=click.Path(dir_okay=False))
 @click.argument("symbol")
 @entry_option
@@ -127,17 +136,14 @@ def uses_cmd(file, symbol, entry, as_json):
         data.update({"file": file, "function": fn.name})
         print_json(data)
         return
-    c = console()
-    table = Table(title=f"{symbol} in {fn.name}: {len(su.accesses)} uses")
-    for col in ("stmt", "line", "kind", "via", "statement"):
-        table.add_column(col, overflow="fold")
+    table = Grid("stmt", "line", "kind", "via", "statement", right=("line",),
+                 title=f"{symbol} in {fn.name}: {len(su.accesses)} uses")
     for a in su.accesses:
         table.add_row(a.sid, str(a.line), a.kind, a.via or "(symbol)", a.text)
-    c.print(table)
+    table.print()
     regs = su.derived_registers
-    c.print(f"derived registers ({len(regs)}): " + (" ".join(regs) if regs else "none"),
-            markup=False, highlight=False)
+    say(f"derived registers ({len(regs)}): " + (" ".join(regs) if regs else "none"))
     for label, a in (("last access", su.last_access), ("last read", su.last_read),
                      ("last write", su.last_write)):
-        c.print(f"{label}: " + (f"{a.sid} (line {a.line}, {a.kind} via {a.via or 'symbol'})"
-                                if a else "none"), markup=False, highlight=False)
+        say(f"{label}: " + (f"{a.sid} (line {a.line}, {a.kind} via {a.via or 'symbol'})"
+                            if a else "none"))

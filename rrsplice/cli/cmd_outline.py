@@ -7,14 +7,11 @@ import sys
 from pathlib import Path
 
 import click
-from rich.table import Table
 
-from .app import console, json_option, main, note, print_json
-
-
-def _corpus_option(f):
-    return click.option("--corpus", "corpus", metavar="DIR", default=None,
-                        help="Directory to look for the recipe's module in first.")(f)
+from .app import (any_module_option, corpus_option, examples, json_option, main, note,
+                  print_json)
+from .findings import live_in_text, loaded_text, print_findings, regs_text
+from .render import Grid, bold, print_diagnostic, progress_step, say, say_text, styled
 
 
 def _no_check_option(f):
@@ -27,22 +24,23 @@ def _check_failed(exc, as_json: bool):
     if as_json:
         print_json({"ok": False, "error": exc.to_json()})
     else:
-        c = console()
-        for f in exc.report.errors[:30]:
-            c.print(f.render(), markup=False, highlight=False)
-        c.print(f"[red]{len(exc.report.errors)} check error(s): nothing outlined[/red]")
+        print_findings(exc.report, errors_only=True)
+        say(styled(f"{len(exc.report.errors)} check error(s): nothing outlined", "red"))
     sys.exit(1)
 
 
-@main.command("outline")
+@main.command("outline", epilog=examples(
+    "rrsplice outline recipes/swin_dec2.py -o /tmp/dec2.body.ptx",
+    "rrsplice outline recipes/swin_tiny_sm89.py --json"))
 @click.argument("recipe", type=click.Path(dir_okay=False))
 @click.option("-o", "--output", "out", metavar="BODY.ptx", default=None, type=click.Path(),
               help="Where to write the body (default: out/<module>.<recipe>.body.ptx next to "
                    "the module).")
-@_corpus_option
+@corpus_option
+@any_module_option
 @_no_check_option
 @json_option
-def outline_cmd(recipe, out, corpus, no_check, as_json):
+def outline_cmd(recipe, out, corpus, any_module, no_check, as_json):
     """Write the callee of RECIPE's call as a PTX module whose body is the cut region itself.
 
     Parameters are loaded into the registers the region reads, registers the call does not
@@ -53,7 +51,8 @@ def outline_cmd(recipe, out, corpus, no_check, as_json):
     from ..splice import default_output, write_atomic
     from ..verify import prepare
     try:
-        rec, path, _patched, body, report = prepare(recipe, corpus, check=not no_check)
+        rec, path, _patched, body, report = prepare(recipe, corpus, check=not no_check,
+                                                    any_module=any_module)
     except CheckFailed as exc:
         _check_failed(exc, as_json)
     if out is None:
@@ -62,63 +61,74 @@ def outline_cmd(recipe, out, corpus, no_check, as_json):
         dest = Path(out)
         if dest.is_dir():
             dest = dest / default_output(path, rec).with_suffix(".body.ptx").name
-    write_atomic(dest, body.ptx)
+    write_atomic(dest, body.ptx, protect=(path, rec.path))
     data = body.to_json()
+    classes = report.facts.get("live_in_classes", {})
     data.update({"ok": True, "recipe": str(rec.path), "module": str(path),
-                 "output": str(dest), "function": report.target.fn.name})
+                 "output": str(dest), "function": report.target.fn.name,
+                 "live_in_classes": classes})
     if as_json:
         print_json(data)
         return
     for n in body.notes:
         note(n)
-    c = console()
-    t = Table(show_header=False)
-    t.add_column("what")
-    t.add_column("value")
+    t = Grid("what", "value", header=False)
     t.add_row("callee", body.callee)
     t.add_row("region", f"{data['region']} of {data['function']} (lines "
                         f"{body.lines[0]}-{body.lines[1]})")
     t.add_row("return convention", body.abi)
-    t.add_row("loaded from parameters", f"{len(body.passed)}: " + " ".join(body.passed[:16])
-              + (" ..." if len(body.passed) > 16 else ""))
-    t.add_row("recomputed", f"{len(body.recomputed)}: " + " ".join(body.recomputed[:16])
-              + (" ..." if len(body.recomputed) > 16 else "")
+    t.add_row("live-in", live_in_text(classes))
+    t.add_row("loaded from parameters", loaded_text(body.passed, classes))
+    t.add_row("recomputed", f"{len(body.recomputed)}: {regs_text(body.recomputed)}"
               + (f" (from {len(body.recompute_statements)} kernel statements)"
                  if body.recomputed else ""))
-    t.add_row("delivered back", f"{len(body.returned)}: " + " ".join(body.returned[:16])
-              + (" ..." if len(body.returned) > 16 else ""))
+    t.add_row("delivered back", f"{len(body.returned)}: {regs_text(body.returned)}")
     if body.symbols:
         t.add_row(".shared symbols", ", ".join(f"{k} -> {v}" for k, v in body.symbols.items()))
     if body.kernel_params:
         t.add_row("kernel-parameter reads", " ".join(f"s{i}" for i in body.kernel_params))
-    c.print(t)
-    c.print(f"wrote [bold]{dest}[/bold] ({len(body.ptx)} bytes)")
+    t.print()
+    say("wrote ", bold(dest), f" ({len(body.ptx)} bytes)")
+
+
+def _step_input(res, step: str) -> str:
+    """The file a ptxas step read (named as `--keep` would name it when not kept)."""
+    if step == "ptxas original":
+        return res.module
+    which = "body" if step == "ptxas body" else "patched"
+    return res.files.get(which) or f"{Path(res.recipe).stem}.{which}.ptx"
 
 
 def _fmt(v):
     return "-" if v is None else str(v)
 
 
-@main.command("verify")
+@main.command("verify", epilog=examples(
+    "rrsplice verify recipes/swin_tiny_sm89.py",
+    "rrsplice verify recipes/swin_tiny_sm89.py --arch sm_90 --keep /tmp/tiny --json"))
 @click.argument("recipe", type=click.Path(dir_okay=False))
-@click.option("--arch", "arch", type=click.Choice(["sm_89", "sm_90", "sm_120"]),
-              default="sm_90", show_default=True, help="Target architecture.")
+@click.option("--arch", "arch", metavar="sm_XX", default=None,
+              help="Target architecture (default: the module's own .target).")
 @click.option("--optimize", is_flag=True,
               help="Assemble with ptxas -O3 (slow on big modules) instead of -O0, so the "
                    "resource report shows optimised figures.")
 @click.option("--keep", "keep", metavar="DIR", default=None, type=click.Path(file_okay=False),
               help="Leave the patched module, the body and the cubins in DIR.")
-@_corpus_option
+@corpus_option
+@any_module_option
 @_no_check_option
 @json_option
-def verify_cmd(recipe, arch, optimize, keep, corpus, no_check, as_json):
+def verify_cmd(recipe, arch, optimize, keep, corpus, any_module, no_check, as_json):
     """Apply RECIPE, outline its region, assemble both with ptxas -c, link with nvlink, and
     report resources of the original and the linked kernel side by side."""
     from ..check import CheckFailed
     from ..verify import verify
     try:
-        res = verify(recipe, arch, corpus=corpus, optimize=optimize,
-                     keep=Path(keep) if keep else None, check=not no_check)
+        with progress_step("verify") as rename:
+            res = verify(recipe, arch, corpus=corpus, optimize=optimize,
+                         keep=Path(keep) if keep else None, check=not no_check,
+                         progress=lambda step: rename(f"verify: {step}"),
+                         any_module=any_module)
     except CheckFailed as exc:
         _check_failed(exc, as_json)
     if as_json:
@@ -126,36 +136,37 @@ def verify_cmd(recipe, arch, optimize, keep, corpus, no_check, as_json):
         sys.exit(0 if res.ok else 1)
     for n in res.notes:
         note(n)
-    c = console()
+    arch = res.arch
     level = "-O3" if optimize else "-O0"
-    c.print(f"[bold]{res.kernel}[/bold] {res.region} (lines {res.lines[0]}-{res.lines[1]}) -> "
-            f"call {res.callee}; {arch}, ptxas {level}")
-    steps = Table("step", "result", "seconds")
+    say(bold(res.kernel), f" {res.region} (lines {res.lines[0]}-{res.lines[1]}) -> "
+        f"call {res.callee}; {arch}, ptxas {level}")
+    steps = Grid("step", "result", "seconds", right=("seconds",))
     for s in res.steps:
-        steps.add_row(s.name, "[green]ok[/green]" if s.ok else "[red]FAILED[/red]",
+        steps.add_row(s.name, styled("ok", "green") if s.ok else styled("FAILED", "red"),
                       f"{s.seconds:.2f}")
-    c.print(steps)
+    steps.print()
     for s in res.steps:
         for p in s.problems:
-            c.print(f"[red]{s.name}[/red]: line {p['line']}: {p['statement']!s}", markup=True,
-                    highlight=False)
-            c.print(f"    {p['message']}", markup=False, highlight=False)
+            print_diagnostic(_step_input(res, s.name), p["line"], 1, "error",
+                             f"{p['message']}: {p['statement']}", "ptxas")
             if "Special register" in p["message"]:
-                c.print("    (ZLUDA accepts a special register there, ptxas does not: read "
-                        "it with `mov.u32 %r, %laneid` first)", markup=False)
+                note("ZLUDA accepts a special register there, ptxas does not: read it with "
+                     "`mov.u32 %r, %laneid` first")
         if not s.ok and not s.problems:
-            c.print(s.log.strip()[-2000:], markup=False, highlight=False)
-    res_t = Table("", "function", "registers", "stack", "spill st", "spill ld", "smem",
-                  title=f"resources ({arch}, {level}; linked: nvlink -v)")
+            say_text(s.log.strip(), err=True)
+    res_t = Grid("", "function", "registers", "stack", "spill st", "spill ld", "smem",
+                 title=f"resources ({arch}, {level}; linked: nvlink -v)",
+                 right=("registers", "stack", "spill st", "spill ld", "smem"))
     for row in res.resource_table():
         res_t.add_row(row["what"], row["function"], _fmt(row.get("registers")),
                       _fmt(row.get("stack")), _fmt(row.get("spill_stores")),
                       _fmt(row.get("spill_loads")), _fmt(row.get("shared")))
-    c.print(res_t)
+    res_t.print()
     o = res.outline
-    c.print(f"body: {len(o.passed)} loaded from parameters, {len(o.recomputed)} recomputed, "
-            f"{len(o.returned)} delivered back ({o.abi})")
-    c.print("[green]verified[/green]" if res.ok else "[red]NOT verified[/red]")
+    say(f"live-in: {live_in_text(res.live_in_classes)}")
+    say(f"body: {len(o.passed)} loaded from parameters, {len(o.recomputed)} recomputed, "
+        f"{len(o.returned)} delivered back ({o.abi})")
+    say(styled("verified", "green") if res.ok else styled("NOT verified", "red"))
     if keep:
-        c.print(f"files in {keep}")
+        say(f"files in {keep}")
     sys.exit(0 if res.ok else 1)

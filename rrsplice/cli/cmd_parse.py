@@ -6,15 +6,13 @@ import sys
 import time
 
 import click
-from rich.progress import Progress
-from rich import box
-from rich.table import Table
 
 from ..emit import emit
 from ..errors import ParseError
 from ..parser import parse
-from ..select import SelectionError, select_function
-from .app import console, entry_option, json_option, main, note, print_json
+from ..select import SelectionError, parse_statement_id, select_function
+from .app import entry_option, examples, json_option, main, note, print_json
+from .render import Grid, bold, progress_iter, say, styled
 
 
 def _json_errors(as_json: bool) -> None:
@@ -38,45 +36,35 @@ def _parse_one(path: str) -> dict:
             "round_trip": emit(m) == m.data, "seconds": round(seconds, 4)}
 
 
-@main.command("parse")
+@main.command("parse", epilog=examples(
+    "rrsplice parse corpus_fixtures/*.ptx",
+    "rrsplice parse --json corpus_fixtures/swin_tiny_sm89.ptx"))
 @click.argument("files", nargs=-1, required=True, type=click.Path(dir_okay=False))
 @json_option
 def parse_cmd(files, as_json):
     """Parse FILES; report lines, statements, functions, mma, round trip, seconds.
 
     Exits 2 when a file does not parse, 1 when a round trip is not byte-identical."""
-    results = []
-    show_bar = not as_json and len(files) > 3 and sys.stderr.isatty()
-    if show_bar:
-        with Progress(transient=True, console=None) as bar:
-            task = bar.add_task("parsing", total=len(files))
-            for f in files:
-                results.append(_parse_one(f))
-                bar.advance(task)
-    else:
-        results = [_parse_one(f) for f in files]
+    results = [_parse_one(f) for f in progress_iter(list(files), "parsing")] \
+        if not as_json else [_parse_one(f) for f in files]
     failed = [r for r in results if not r["ok"] or not r["round_trip"]]
     if as_json:
         print_json({"ok": not failed, "files": [{k: v for k, v in r.items() if k != "rendered"}
                                                 for r in results]})
     else:
-        table = Table(title=None, box=box.SIMPLE_HEAD, pad_edge=False)
-        # the file name folds, never ellipsizes; the short columns never wrap
-        table.add_column("file", overflow="fold", ratio=1)
-        table.add_column("result", no_wrap=True)
-        for col in ("lines", "stmts", "funcs", "mma", "round trip", "seconds"):
-            table.add_column(col, justify="right", no_wrap=True)
+        table = Grid("file", "result", "lines", "stmts", "funcs", "mma", "round trip",
+                     "seconds", right=("lines", "stmts", "funcs", "mma", "seconds"))
         for r in results:
             if r["ok"]:
-                table.add_row(r["file"], "[green]ok[/green]", str(r["lines"]),
+                table.add_row(r["file"], styled("ok", "green"), str(r["lines"]),
                               str(r["statements"]), str(r["functions"]), str(r["mma"]),
-                              "identical" if r["round_trip"] else "[red]DIFFERS[/red]",
+                              "identical" if r["round_trip"] else styled("DIFFERS", "red"),
                               f"{r['seconds']:.3f}")
             else:
                 e = r["error"]
-                table.add_row(r["file"], f"[red]error[/red] {e['line']}:{e['column']}", "", "",
-                              "", "", "", f"{r['seconds']:.3f}")
-        console().print(table)
+                table.add_row(r["file"], styled(f"error {e['line']}:{e['column']}", "red"),
+                              "", "", "", "", "", f"{r['seconds']:.3f}")
+        table.print()
         for r in results:
             if not r["ok"]:
                 click.echo(r["rendered"], err=True)
@@ -84,7 +72,8 @@ def parse_cmd(files, as_json):
     sys.exit(2 if any(not r["ok"] for r in results) else 1 if failed else 0)
 
 
-@main.command("functions")
+@main.command("functions", epilog=examples(
+    "rrsplice functions corpus_fixtures/swin_tiny_sm89.ptx"))
 @click.argument("file", type=click.Path(dir_okay=False))
 @json_option
 def functions_cmd(file, as_json):
@@ -102,14 +91,12 @@ def functions_cmd(file, as_json):
     if as_json:
         print_json({"file": file, "functions": rows})
         return
-    table = Table()
-    for col in ("name", "kind", "params", "statements", "lines"):
-        table.add_column(col)
+    table = Grid("name", "kind", "params", "statements", "lines", right=("statements",))
     for r in rows:
         kind = " ".join(r["linkage"] + [r["kind"]]) + ("" if r["has_body"] else " (declaration)")
-        table.add_row(r["name"], kind, "\n".join(r["params"]) or "-", str(r["statements"]),
+        table.add_row(r["name"], kind, ", ".join(r["params"]) or "-", str(r["statements"]),
                       f"{r['lines'][0]}-{r['lines'][1]}")
-    console().print(table)
+    table.print()
 
 
 def statement_json(st) -> dict:
@@ -123,7 +110,9 @@ def statement_json(st) -> dict:
                           "registers": [r.name for r in op.registers()]} for op in st.operands]}
 
 
-@main.command("show")
+@main.command("show", epilog=examples(
+    "rrsplice show corpus_fixtures/0021-PREPASS_ENTRYPOINT_NAME.ptx s452",
+    "rrsplice show corpus_fixtures/0021-PREPASS_ENTRYPOINT_NAME.ptx --line 1535 --json"))
 @click.argument("file", type=click.Path(dir_okay=False))
 @click.argument("sid", required=False)
 @click.option("--line", "line", type=int, default=None, help="Any physical line inside a statement.")
@@ -144,25 +133,21 @@ def show_cmd(file, sid, line, entry, as_json):
             raise SelectionError(f"{file}: line {line} holds no statement of {fn.name}")
     else:
         try:
-            st = fn.statement(sid)
-        except (KeyError, ValueError) as exc:
-            raise SelectionError(f"{file}: {exc.args[0] if exc.args else sid}") from None
+            st = parse_statement_id(sid, fn)
+        except SelectionError as exc:
+            raise SelectionError(f"{file}: {exc}") from None
     data = statement_json(st)
     data["function"] = fn.name
     if as_json:
         print_json(data)
         return
-    c = console()
-    c.print(f"[bold]{st.sid}[/bold] of {fn.name}, lines {st.line}-{st.end_line}, depth {st.depth}")
-    c.print(st.text, markup=False)
+    say(bold(st.sid), f" of {fn.name}, lines {st.line}-{st.end_line}, depth {st.depth}")
+    say(st.text)
     if not st.is_label:
-        c.print(f"opcode [bold]{st.base}[/bold]  modifiers {' '.join('.' + x for x in st.modifiers) or '-'}"
-                + (f"  guard {st.guard}" if st.guard else ""))
-        table = Table("#", "kind", "operand", "registers")
+        say("opcode ", bold(st.base), "  modifiers "
+            + (" ".join("." + x for x in st.modifiers) or "-")
+            + (f"  guard {st.guard}" if st.guard else ""))
+        table = Grid("#", "kind", "operand", "registers", right=("#",))
         for i, op in enumerate(data["operands"]):
             table.add_row(str(i), op["kind"], op["text"], " ".join(op["registers"]))
-        c.print(table)
-
-
-def main_entry():
-    main()
+        table.print()

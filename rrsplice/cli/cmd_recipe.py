@@ -5,116 +5,60 @@ from __future__ import annotations
 import sys
 
 import click
-from rich.table import Table
 
-from .app import console, json_option, main, note, print_json
-
-_SEV_STYLE = {"error": "red", "warning": "yellow", "info": "dim"}
-
-
-def _corpus_option(f):
-    return click.option("--corpus", "corpus", metavar="DIR", default=None,
-                        type=click.Path(file_okay=False),
-                        help="Corpus directory to resolve the recipe's module in (before "
-                             "$RRSPLICE_CORPUS, [tool.rrsplice] corpus, "
-                             "~/.cache/d4r-rr-corpus and the bundled fixtures).")(f)
+from .app import (any_module_option, corpus_option, examples, json_option, main, note,
+                  print_json)
+from .findings import facts_grid, print_findings, regs_text
+from .render import Grid, bold, print_diagnostic, progress_step, say, say_text, styled
 
 
-def _regs(regs, n=10) -> str:
-    regs = list(regs or [])
-    return " ".join(regs[:n]) + (f" … (+{len(regs) - n})" if len(regs) > n else "")
+def print_summary(report) -> None:
+    e, w = len(report.errors), len(report.warnings)
+    say(styled("ok", "green") if not e else styled(f"{e} error(s)", "red"),
+        f", {w} warning(s)")
 
 
-def _print_findings(report, verbose: bool) -> None:
-    c = console()
-    shown = [f for f in report.findings if verbose or f.severity != "info"]
-    # collapse repeated warnings of one code (e.g. many removed declarations)
-    by_code: dict = {}
-    for f in shown:
-        by_code.setdefault((f.severity, f.code), []).append(f)
-    for (sev, code), fs in by_code.items():
-        limit = len(fs) if verbose or sev == "error" else 3
-        for f in fs[:limit]:
-            where = ", ".join(x for x in (f.statement, f"line {f.line}" if f.line else None) if x)
-            c.print(f"[{_SEV_STYLE[sev]}]{sev}[/{_SEV_STYLE[sev]}] [bold]{code}[/bold]"
-                    + (f" {where}" if where else "") + ": ", end="")
-            c.print(f.message + (f"  [{_regs(f.registers)}]" if f.registers else ""),
-                    markup=False, highlight=False)
-        if len(fs) > limit:
-            c.print(f"[dim]  … {len(fs) - limit} more {sev}(s) {code} (--verbose shows "
-                    "them)[/dim]")
-
-
-def _facts_table(facts: dict, title: str | None = None) -> Table:
-    t = Table(show_header=False, title=title, box=None, pad_edge=False)
-    t.add_column(style="bold")
-    t.add_column()
-
-    def row(k, v):
-        if v not in (None, [], ""):
-            t.add_row(k, str(v))
-
-    row("module", facts.get("module"))
-    row("function", facts.get("function"))
-    if facts.get("lines"):
-        a, b = facts["lines"]
-        row("cut", f"lines {a}-{b} ({b - a + 1} lines), statements {facts.get('statements')} "
-            f"({facts.get('statement_count')})")
-    if facts.get("mma") is not None:
-        row("mma", f"{facts['mma']} in {facts.get('phases', '?')} phase(s)")
-    if facts.get("passed") is not None:
-        row("passed", f"{len(facts['passed'])}: {_regs(facts['passed'], 8)}")
-    if facts.get("returned") is not None:
-        row("returned", f"{len(facts['returned'])}: {_regs(facts['returned'], 8)}")
-    if facts.get("live_in") is not None:
-        cls = facts.get("live_in_classes", {})
-        row("live-in", f"{len(facts['live_in'])} ("
-            + ", ".join(f"{k} {len(v)}" for k, v in sorted(cls.items())) + ")")
-    if facts.get("live_out") is not None:
-        row("live-out", f"{len(facts['live_out'])}: {_regs(facts['live_out'], 10)}")
-    sc = facts.get("scratch")
-    if sc:
-        row("scratch", f"{sc.get('symbol')} ({sc.get('bytes')} bytes, stride "
-            f"{sc.get('stride')})")
-    st = facts.get("stage")
-    if st:
-        row("stage", f"{st['name']} after line {st['line']} ({st['after']}): "
-            f"{_regs(st['registers'])}")
-    return t
-
-
-@main.command("check")
+@main.command("check", epilog=examples(
+    "rrsplice check recipes/swin_dec2.py",
+    "rrsplice check recipes/swin_dec2.py --json | python3 -m json.tool"))
 @click.argument("recipe", type=click.Path(dir_okay=False))
-@_corpus_option
+@corpus_option
+@any_module_option
 @click.option("--debug", "stage", metavar="STAGE", default=None,
               help="Check this debug stage of the recipe instead of its cut.")
+@click.option("--target", "target", type=click.Choice(["ptxas", "zluda"]), default=None,
+              help="The profile of the target that consumes the splice (default: the "
+                   "recipe's TARGET; zluda when it declares a native BODY; else ptxas).")
 @click.option("-v", "--verbose", is_flag=True, help="Show every finding, info included.")
 @json_option
-def check_cmd(recipe, corpus, stage, verbose, as_json):
-    """Check RECIPE against its module; exit 1 on any error, without writing anything."""
+def check_cmd(recipe, corpus, any_module, stage, target, verbose, as_json):
+    """Check RECIPE against its module; exit 1 on any error, without writing anything.
+
+    Findings go to stderr as `path:line:col: error|warning|note: message [code]`; the facts
+    of the cut and the summary go to stdout."""
     from ..check import check_recipe
-    report = check_recipe(recipe, corpus, stage=stage)
+    report = check_recipe(recipe, corpus, stage=stage, any_module=any_module, target=target)
     if as_json:
         print_json(report.to_json())
         sys.exit(0 if report.ok else 1)
     if report.target and report.target.note:
         note(report.target.note)
-    c = console()
-    c.print(f"[bold]{recipe}[/bold] ({report.recipe.form} recipe)")
-    c.print(_facts_table(report.facts))
-    _print_findings(report, verbose)
-    e, w = len(report.errors), len(report.warnings)
-    c.print(("[green]ok[/green]" if not e else f"[red]{e} error(s)[/red]")
-            + f", {w} warning(s)")
+    say(bold(recipe), f" ({report.recipe.form} recipe)")
+    facts_grid(report.facts).print()
+    print_findings(report, verbose)
+    print_summary(report)
     sys.exit(0 if report.ok else 1)
 
 
-@main.command("apply")
+@main.command("apply", epilog=examples(
+    "rrsplice apply recipes/swin_dec2.py --ptxas sm_89",
+    "rrsplice apply recipes/swin_dec2.py -o /tmp/dec2.ptx --debug dec2.p1_out"))
 @click.argument("recipe", type=click.Path(dir_okay=False))
 @click.option("-o", "--output", "out", metavar="OUT", default=None, type=click.Path(),
               help="Output file or existing directory (default: out/<module>.<recipe>.ptx "
                    "next to the module).")
-@_corpus_option
+@corpus_option
+@any_module_option
 @click.option("--debug", "stage", metavar="STAGE", default=None,
               help="Keep the body and insert this debug stage of the recipe's stages().")
 @click.option("--ptxas", "archs", metavar="sm_XX", multiple=True,
@@ -127,43 +71,47 @@ def check_cmd(recipe, corpus, stage, verbose, as_json):
               help="Worker processes for --all (default: the CPU count).")
 @click.option("-v", "--verbose", is_flag=True, help="Show every finding, info included.")
 @json_option
-def apply_cmd(recipe, out, corpus, stage, archs, all_dir, jobs, verbose, as_json):
-    """Check RECIPE, then write the patched module atomically (never over the input)."""
+def apply_cmd(recipe, out, corpus, any_module, stage, archs, all_dir, jobs, verbose, as_json):
+    """Check RECIPE, then write the patched module atomically (never over the input).
+
+    Exits 0 when written (and assembled, with --ptxas), 1 when the check finds errors
+    (nothing written) or ptxas rejects the output (written, and said so), 2 on bad input."""
     from ..check import CheckFailed
     from ..splice import apply
     if all_dir is not None:
         _apply_all(recipe, all_dir, out, jobs, stage, as_json)
         return
+    step = "apply" + (f" and ptxas -c for {', '.join(archs)}" if archs else "")
     try:
-        res = apply(recipe, corpus=corpus, out=out, stage=stage, ptxas=list(archs) or None)
+        with progress_step(step):
+            res = apply(recipe, corpus=corpus, out=out, stage=stage,
+                        ptxas=list(archs) or None, any_module=any_module)
     except CheckFailed as exc:
         if as_json:
             print_json({"ok": False, "error": exc.to_json()})
         else:
-            _print_findings(exc.report, verbose)
-            console().print(f"[red]{len(exc.report.errors)} error(s): nothing written[/red]")
+            print_findings(exc.report, verbose)
+            say(styled(f"{len(exc.report.errors)} error(s): nothing written", "red"))
         sys.exit(1)
     if as_json:
         print_json(res.to_json())
         sys.exit(0 if res.ok else 1)
     if res.report.target and res.report.target.note:
         note(res.report.target.note)
-    c = console()
-    facts = dict(res.report.facts)
-    c.print(_facts_table(facts, title=None))
-    _print_findings(res.report, verbose)
-    c.print(f"wrote [bold]{res.output}[/bold] ({res.bytes_out} bytes from {res.bytes_in}; "
-            f"{len(res.edits)} edit(s)) in {res.seconds:.2f}s")
+    facts_grid(dict(res.report.facts)).print()
+    print_findings(res.report, verbose)
+    say("wrote ", bold(res.output), f" ({res.bytes_out} bytes from {res.bytes_in}; "
+        f"{len(res.edits)} edit(s)) in {res.seconds:.2f}s")
     for a in res.assembled:
         if a.ok:
-            c.print(f"ptxas -c -arch={a.arch}: [green]ok[/green]")
+            say(f"ptxas -c -arch={a.arch}: ", styled("ok", "green"))
         else:
-            c.print(f"ptxas -c -arch={a.arch}: [red]FAILED[/red]")
-            c.print(a.log.strip()[-3000:], markup=False, highlight=False)
+            say(f"ptxas -c -arch={a.arch}: ", styled("FAILED", "red"),
+                f" ({res.output} was written)")
+            say_text(a.log.strip(), err=True)
             if "Special register argument" in a.log:
-                c.print("[yellow]the splice text reads a special register as an arithmetic "
-                        "operand: ZLUDA accepts that, ptxas does not (see the "
-                        "special-operand warning)[/yellow]")
+                note("the splice text reads a special register as an arithmetic operand: "
+                     "ZLUDA accepts that, ptxas does not (see the special-operand warning)")
     sys.exit(0 if res.ok else 1)
 
 
@@ -171,14 +119,15 @@ def _apply_all(recipe, directory, out, jobs, stage, as_json) -> None:
     """`apply --all DIR`: the family, in parallel, with a progress bar and one table."""
     from ..family import apply_family, family_targets
     from ..recipe import load_recipe
-    from .app import err_console
+    from .render import stderr_is_terminal
     rec = load_recipe(recipe, debug=stage)
     n = len(family_targets(rec, directory))
     progress = None
     bar = None
-    if not as_json and err_console().is_terminal:
+    if not as_json and stderr_is_terminal():
         from rich.progress import Progress
-        bar = Progress(console=err_console(), transient=True)
+        from .render import _console
+        bar = Progress(console=_console(True), transient=True)
         task = bar.add_task(f"applying {rec.path.name}", total=n)
         bar.start()
 
@@ -197,29 +146,14 @@ def _apply_all(recipe, directory, out, jobs, stage, as_json) -> None:
         sys.exit(1 if bad else 0)
     title = (f"{rec.path.name} over {directory}: {len(rows) - len(bad)} of {len(rows)} "
              "kernel(s) applied")
-    if not console().is_terminal:          # piped: whole lines, never wrapped or cut
-        click.echo(title)
-        click.echo("\t".join(("module", "entry", "status", "how", "region", "rewrites",
-                              "output")))
-        for r in rows:
-            click.echo("\t".join((r.module, r.entry, r.status, r.how, r.statements or "-",
-                                  " ".join(f"{k}={v}" for k, v in r.rewrites.items()) or "-",
-                                  r.output or "-")))
-        for r in bad:
-            click.echo(f"{r.module}:{r.entry}: {r.status}: {r.message}")
-        sys.exit(1 if bad else 0)
-    t = Table(title=title)
-    for col in ("module", "entry", "status", "how", "region", "rewrites", "output"):
-        t.add_column(col, overflow="fold")
+    g = Grid("module", "entry", "status", "how", "region", "rewrites", "output", title=title)
     for r in rows:
         style = {"ok": "green", "refused": "yellow"}.get(r.status, "red")
-        t.add_row(r.module, r.entry, f"[{style}]{r.status}[/{style}]", r.how,
-                  r.statements or "", " ".join(f"{k} {v}" for k, v in r.rewrites.items()),
-                  r.output or "")
-    console().print(t)
+        g.add_row(r.module, r.entry, styled(r.status, style), r.how, r.statements or "-",
+                  " ".join(f"{k}={v}" for k, v in r.rewrites.items()) or "-", r.output or "-")
+    g.print()
     for r in bad:
-        console().print(f"[bold]{r.module}:{r.entry}[/bold] {r.status}: ", end="")
-        console().print(r.message, markup=False, highlight=False, soft_wrap=True)
+        print_diagnostic(r.module, None, None, "error", f"{r.entry}: {r.status}: {r.message}")
     if not rows:
         note(f"no kernel of {directory} matches the recipe's family "
              f"({rec.entries or rec.entry})")
@@ -238,7 +172,7 @@ def recipe_group():
 @click.option("-o", "--output", "out", default=None, type=click.Path(),
               help="Where to write the ported recipe (default: <recipe>.<entry>.py beside "
                    "RECIPE).")
-@_corpus_option
+@corpus_option
 @click.option("--force", is_flag=True, help="Overwrite an existing output file.")
 @json_option
 def recipe_port_cmd(recipe, to, out, corpus, force, as_json):
@@ -250,16 +184,19 @@ def recipe_port_cmd(recipe, to, out, corpus, force, as_json):
     if as_json:
         print_json(res.to_json())
         return
-    c = console()
     r = res.region
-    c.print(f"wrote [bold]{res.output}[/bold]: {res.reference} -> {res.target}"
-            + (f", statements s{r[0][0]}-s{r[0][1]} -> s{r[1][0]}-s{r[1][1]}" if r else "")
-            + (f", lines {res.lines[0]}-{res.lines[-1]}" if res.lines else "")
-            + f", {len(res.registers)} register(s) and {len(res.symbols)} symbol(s) renamed; "
-            f"check: ok, {len(res.report.warnings)} warning(s)")
+    say("wrote ", bold(res.output), f": {res.reference} -> {res.target}"
+        + (f", statements s{r[0][0]}-s{r[0][1]} -> s{r[1][0]}-s{r[1][1]}" if r else "")
+        + (f", lines {res.lines[0]}-{res.lines[-1]}" if res.lines else "")
+        + f", {len(res.registers)} register(s) and {len(res.symbols)} symbol(s) renamed; "
+        f"check: ok, {len(res.report.warnings)} warning(s)")
 
 
-@recipe_group.command("new")
+@recipe_group.command("new", epilog=examples(
+    "rrsplice recipe new swin_tiny --module corpus_fixtures/swin_tiny_sm89.ptx "
+    "--range s342-s2656 -o /tmp/swin_tiny.py",
+    "rrsplice recipe new dec2 --module corpus_fixtures/0021-PREPASS_ENTRYPOINT_NAME.ptx "
+    "--range s452-s15510 --abi param -o /tmp/dec2.py"))
 @click.argument("name")
 @click.option("--module", "module", required=True, type=click.Path(dir_okay=False),
               help="The PTX module the recipe is for.")
@@ -288,8 +225,7 @@ def recipe_new_cmd(name, module, rng, abi, scratch, entry, callee, out, force, a
     if as_json:
         print_json(res.to_json())
         return
-    c = console()
-    c.print(f"wrote [bold]{res.path}[/bold]: {res.summary}")
+    say("wrote ", bold(res.path), f": {res.summary}")
     for n in res.notes:
         note(n)
 
@@ -299,7 +235,9 @@ def stages_group():
     """Debug stages of a recipe."""
 
 
-@stages_group.command("new")
+@stages_group.command("new", epilog=examples(
+    "rrsplice stages new /tmp/swin_tiny.py --phase 2",
+    "rrsplice stages new /tmp/swin_tiny.py --at s400 --regs '%f1,%f2' --name swin_tiny.probe"))
 @click.argument("recipe", type=click.Path(dir_okay=False))
 @click.option("--at", "at", metavar="sN", default=None,
               help="After statement sN (its last line).")
@@ -310,18 +248,18 @@ def stages_group():
               help="Phase P's outputs after its last mma (the registers its chains end in).")
 @click.option("--name", "name", default=None,
               help="Stage name (qualified by the recipe's layer, e.g. dec2.p1_out).")
-@_corpus_option
+@corpus_option
+@any_module_option
 @json_option
-def stages_new_cmd(recipe, at, line, regs, phase, name, corpus, as_json):
+def stages_new_cmd(recipe, at, line, regs, phase, name, corpus, any_module, as_json):
     """Add a debug stage to RECIPE's stages() table (the file is edited in place)."""
     from ..stages import add_stage
     res = add_stage(recipe, at=at, line=line, regs=regs, phase=phase, name=name,
-                    corpus=corpus)
+                    corpus=corpus, any_module=any_module)
     if as_json:
         print_json(res)
         return
-    c = console()
-    c.print(f"stage [bold]{res['name']}[/bold]: after line {res['line']} ({res['after']}), "
-            f"{len(res['registers'])} register(s): {_regs(res['registers'])}")
-    c.print(f"written to {res['recipe']}; build it with: rrsplice apply {res['recipe']} "
-            f"--debug {res['name']}")
+    say("stage ", bold(res["name"]), f": after line {res['line']} ({res['after']}), "
+        f"{len(res['registers'])} register(s): {regs_text(res['registers'])}")
+    say(f"written to {res['recipe']}; build it with: rrsplice apply {res['recipe']} "
+        f"--debug {res['name']}")

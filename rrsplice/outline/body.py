@@ -12,12 +12,14 @@ from typing import Optional
 
 from ..model import Address, Function, Module, Reg, Statement, Symbol
 from ..select import StatementRange
+from ..scopes import is_scoped, source_name
 from ..semantics import def_use, sort_registers
 from .callsite import _kernel_side, parse_call
 from .common import (_WIDTH, OutlineError, _decl_text, _iter_blocks, _Names, _one_line,
                      _reg_types, _symbols, _type_width)
 from .delivery import _readback_code
 from .recompute import _Reaching, _recompute, _rewrite_param_read
+from .exits import _exits
 from .region import region_needs, region_span
 
 
@@ -78,6 +80,7 @@ def build_outline(module: Module, fn: Function, rng: StatementRange, call_text: 
     names = _Names(prefixes)
 
     def width_of(reg: str) -> int:
+        reg = source_name(reg)
         t = kernel_types(reg) or call_types(reg)
         if t is None:
             raise OutlineError(f"register {reg} is not declared in {fn.name} nor in the "
@@ -182,24 +185,28 @@ def build_outline(module: Module, fn: Function, rng: StatementRange, call_text: 
                                    f"{local_syms[sym].space} {sym}, which a .func cannot see")
         edits.extend(local_edits)
 
+    # ---- where the region leaves: its return, and the exits the call text dispatches on
+    exit_of, exit_lines, dispatch = _exits(fn, rng, site, names, edits)
+
     # ---- what the body must deliver back, and how
     live_at_exit: set = set()
     for rb in site.readbacks:
         live_at_exit.update(rb.registers)
+    live_at_exit.discard(dispatch.register)     # set by the exit code, not by the region
     for reg in sorted(live_at_exit):
         width_of(reg)
     post_lines, post_inputs = _readback_code(site, names, width_of, snapshot)
 
     # ---- what the body's copy of the region needs on entry
-    needs = region_needs(fn, rng, live_at_exit)
+    needs = region_needs(fn, rng, live_at_exit, frozenset(exit_of))
     missing = [r for r in sort_registers(needs) if r not in params_by_reg]
     recomputed: list = []
     recompute_idx: set = set()
     if missing:
         reach = reach or _Reaching(fn, analysis)
         for reg in missing:
-            if reg in scoped_names and not kernel_types(reg):
-                continue      # a block-scoped name: its block comes with the region
+            if is_scoped(reg) or reg in scoped_names and not kernel_types(reg):
+                continue      # a block-scoped register: its block comes with the region
             chain = _recompute(fn, rng.first, reg, params_by_reg, reach, needs)
             recompute_idx.update(chain)
             recomputed.append(reg)
@@ -217,15 +224,14 @@ def build_outline(module: Module, fn: Function, rng: StatementRange, call_text: 
         op = pv.statement.opcode.replace("st.param", "ld.param", 1)
         param_lines.append(f"\t{op} {pv.value}, [{p.name}+{pv.offset}];")
         loaded.extend(regs)
-    # registers a recompute statement overwrites are loaded again afterwards
-    reload_lines = []
-    redefined = set()
+    # a passed register that a recompute statement overwrites (the other result of a pair
+    # load) is loaded again right after that statement, before a later one reads it
+    loaded_pvs = [pv for pv in site.params if pv.registers and pv.statement is not site.call]
+    reloads: dict = {}
     for st in recompute_sts:
-        redefined.update(def_use(st).defs)
-    for line, pv in zip(param_lines, [pv for pv in site.params
-                                      if pv.registers and pv.statement is not site.call]):
-        if set(pv.registers) & redefined:
-            reload_lines.append(line)
+        defs = set(def_use(st).defs)
+        reloads[st.index] = [line for line, pv in zip(param_lines, loaded_pvs)
+                             if set(pv.registers) & defs]
 
     # ---- assemble the module
     region_text = _apply(text, start, end, edits)
@@ -270,9 +276,9 @@ def build_outline(module: Module, fn: Function, rng: StatementRange, call_text: 
         out.append("\t// registers the call does not pass, recomputed from passed values")
         for st in recompute_sts:
             out.append("\t" + _one_line(st.text))
-        if reload_lines:
-            out.append("\t// parameters the recomputation overwrote")
-            out.extend(reload_lines)
+            if reloads[st.index]:
+                out.append("\t// parameters the statement above overwrote")
+                out.extend(reloads[st.index])
     if body_pre:
         out.append("\t// values taken before the region runs")
         out.extend(body_pre)
@@ -280,6 +286,7 @@ def build_outline(module: Module, fn: Function, rng: StatementRange, call_text: 
     nl = "\r\n" if "\r\n" in region_text[:2000] else "\n"
     out.append(region_text.rstrip("\r\n").replace(nl, "\n"))
     out.append("\t// ---- end of region ----")
+    out.extend(exit_lines)
     if post_lines:
         out.append("\t// the values the call text reads back")
         out.extend(post_lines)

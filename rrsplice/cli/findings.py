@@ -1,0 +1,89 @@
+"""Printing a check report: findings as compiler-style diagnostics on stderr, the facts of
+the cut as a two-column table on stdout (shared by check, apply, outline and verify)."""
+
+from __future__ import annotations
+
+from .render import Grid, print_diagnostic
+
+
+def regs_text(regs) -> str:
+    """A register list, whole (never cut: pipes and files get every name)."""
+    return " ".join(regs or [])
+
+
+def live_in_text(classes: dict) -> str:
+    """`158 (derivable 96, passed 62)`: the live-in classes of a cut, worded the same way by
+    check, apply, liveness, outline and verify."""
+    total = sum(len(v) for v in classes.values())
+    return f"{total} (" + ", ".join(f"{k} {len(v)}" for k, v in sorted(classes.items())) + ")"
+
+
+def loaded_text(loaded: list, classes: dict) -> str:
+    """The body's parameter loads, split into the live-in registers `check` counts as
+    passed and the extra values the call hands over (e.g. a .shared array's address)."""
+    live_passed = set(classes.get("passed", []))
+    extra = [r for r in loaded if r not in live_passed]
+    text = f"{len(loaded)}: {regs_text(loaded)}"
+    if classes:
+        text += (f" ({len(loaded) - len(extra)} live-in passed"
+                 + (f" + {len(extra)} not live-in: {regs_text(extra)}" if extra else "") + ")")
+    return text
+
+
+def finding_path(report, finding):
+    """The file a finding is about: the PTX module for a located finding, else the recipe."""
+    if finding.line and report.target is not None:
+        return report.target.path
+    return report.recipe.path
+
+
+def print_findings(report, verbose: bool = False, errors_only: bool = False) -> None:
+    """Every error and warning (and with `verbose`, every info finding as a note)."""
+    for f in report.findings:
+        if f.severity == "info" and not verbose:
+            continue
+        if errors_only and f.severity != "error":
+            continue
+        message = f.message
+        if f.statement:
+            message = f"{f.statement}: {message}"
+        if f.registers:
+            message += f" ({len(f.registers)}: {regs_text(f.registers)})"
+        print_diagnostic(finding_path(report, f), f.line, f.column, f.severity, message,
+                         f.code)
+
+
+def facts_grid(facts: dict) -> Grid:
+    """The facts a check established about the cut (module, function, lines, live sets)."""
+    g = Grid("fact", "value", header=False)
+
+    def row(k, v):
+        if v not in (None, [], ""):
+            g.add_row(k, str(v))
+
+    row("module", facts.get("module"))
+    row("function", facts.get("function"))
+    row("target", facts.get("target"))
+    if facts.get("lines"):
+        a, b = facts["lines"]
+        row("cut", f"lines {a}-{b} ({b - a + 1} lines), statements {facts.get('statements')} "
+            f"({facts.get('statement_count')})")
+    if facts.get("mma") is not None:
+        row("mma", f"{facts['mma']} in {facts.get('phases', '?')} phase(s)")
+    if facts.get("passed") is not None:
+        row("passed", f"{len(facts['passed'])}: {regs_text(facts['passed'])}")
+    if facts.get("returned") is not None:
+        row("returned", f"{len(facts['returned'])}: {regs_text(facts['returned'])}")
+    if facts.get("live_in") is not None:
+        row("live-in", live_in_text(facts.get("live_in_classes", {})))
+    if facts.get("live_out") is not None:
+        row("live-out", f"{len(facts['live_out'])}: {regs_text(facts['live_out'])}")
+    sc = facts.get("scratch")
+    if sc:
+        row("scratch", f"{sc.get('symbol')} ({sc.get('bytes')} bytes, stride "
+            f"{sc.get('stride')})")
+    st = facts.get("stage")
+    if st:
+        row("stage", f"{st['name']} after line {st['line']} ({st['after']}): "
+            f"{regs_text(st['registers'])}")
+    return g

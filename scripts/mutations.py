@@ -1,0 +1,523 @@
+"""The mutations `scripts/mutate.py` applies, one plausible bug each.
+
+Each is named by the exact code text it replaces (`find`, which must occur exactly once in
+the module, or `occurrence=N` for the N-th of several) and the text put in its place.
+`tests` overrides the module's test subset (TESTS). `equivalent` explains a mutation that
+changes no observable behaviour; it is reported as such when it survives.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Optional
+
+
+@dataclass(frozen=True)
+class Mut:
+    path: str
+    id: str
+    find: str
+    replace: str
+    why: str
+    tests: tuple = ()
+    equivalent: Optional[str] = None
+    occurrence: Optional[int] = None
+
+    @property
+    def area(self) -> str:
+        p = self.path.removeprefix("rrsplice/")
+        return p.split("/", 1)[0].removesuffix(".py")
+
+
+T = "tests/"
+SYNTAX = (T + "test_bites_syntax.py", T + "test_roundtrip.py", T + "test_parse_errors.py")
+ANALYSIS = (T + "test_bites_analysis.py", T + "test_cfg.py", T + "test_liveness.py",
+            T + "test_semantics.py")
+#: module prefix -> the test files run against its mutations (fast subsets, not the suite)
+TESTS = [
+    ("rrsplice/parser.py", SYNTAX),
+    ("rrsplice/operands.py", SYNTAX),
+    ("rrsplice/lexicon.py", SYNTAX),
+    ("rrsplice/model.py", SYNTAX),
+    ("rrsplice/semantics.py", ANALYSIS),
+    ("rrsplice/cfg.py", ANALYSIS),
+    ("rrsplice/dataflow.py", ANALYSIS),
+    ("rrsplice/provenance.py", (T + "test_provenance.py",)),
+    ("rrsplice/mma.py", (T + "test_mma.py",)),
+    ("rrsplice/emit.py", (T + "test_bites_edits.py", T + "test_apply.py")),
+    ("rrsplice/splice.py", (T + "test_bites_edits.py", T + "test_apply.py")),
+    ("rrsplice/check/", (T + "test_bites_check.py", T + "test_check.py",
+                         "-kfails_its_check or that_pass or scratch or bites")),
+    ("rrsplice/outline/", (T + "test_bites_outline.py", T + "test_outline_oracle.py",
+                           T + "test_outline.py")),
+]
+
+P, O, S, C, D, F = ("rrsplice/parser.py", "rrsplice/operands.py", "rrsplice/semantics.py",
+                    "rrsplice/cfg.py", "rrsplice/dataflow.py", "rrsplice/provenance.py")
+MM, E, SP = "rrsplice/mma.py", "rrsplice/emit.py", "rrsplice/splice.py"
+CC, CCALL, CSCR, CDF, CRACE, CTXT = ("rrsplice/check/core.py", "rrsplice/check/calls.py",
+                                     "rrsplice/check/scratch.py", "rrsplice/check/dataflow.py",
+                                     "rrsplice/check/race.py", "rrsplice/check/text.py")
+OR, OB, ORG, OCS, ODL, OCM = ("rrsplice/outline/recompute.py", "rrsplice/outline/body.py",
+                              "rrsplice/outline/region.py", "rrsplice/outline/callsite.py",
+                              "rrsplice/outline/delivery.py", "rrsplice/outline/common.py")
+
+MUTATIONS = [
+    # ------------------------------------------------------------------ operands
+    Mut(O, "operands-octal-decimal", 'return int(t, 8)   # PTX octal', 'return int(t, 10)',
+        "octal integer literal read as decimal"),
+    Mut(O, "operands-hex-decimal", 'return int(t, 16)', 'return int(t, 10) if t.isdigit() else int(t, 16) + 1',
+        "hex literal value off by one"),
+    Mut(O, "operands-binary", 'return int(t, 2)', 'return int(t, 8)',
+        "binary literal read as octal"),
+    Mut(O, "operands-neg-lost", 'return Negated(_reg(t2))', 'return _reg(t2)',
+        "`!%p` operand loses its negation"),
+    Mut(O, "operands-guard-negation-lost", 'negated=bool(m.group(1)))', 'negated=False)',
+        "`@!%p` guard parsed as `@%p` (fast path)", occurrence=0),
+    Mut(O, "operands-guard-negation-lost-slow", 'negated=bool(m.group(1)))', 'negated=False)',
+        "`@!%p` guard parsed as `@%p` (slow path)", occurrence=1),
+    Mut(O, "operands-negative-imm", 'return Imm("-" + t2, -imm.value, imm.kind_name)',
+        'return Imm("-" + t2, imm.value, imm.kind_name)', "negative immediate keeps its sign "
+        "only in the text"),
+    Mut(O, "operands-addr-offset", 'return Address(base, int(off) if off else 0)',
+        'return Address(base, 0)', "fast-path address offset dropped"),
+    Mut(O, "operands-scoped-base-symbol", '''            elif b in scoped_regs:
+                base = Reg(b)''', '''            elif False:
+                base = Reg(b)''', "a scoped register as address base read as a symbol"),
+    Mut(O, "operands-predpair-first", 'return PredPair(reg, _reg(t3))',
+        'return PredPair(_reg(t3), _reg(t3))', "`%p|%q` loses its first register"),
+    Mut(O, "operands-sink", '''            if tok == "_":
+                return Sink()''', '''            if tok == "_":
+                return Symbol("_")''', "`_` sink read as a symbol"),
+    Mut(O, "operands-vector-fast", 'return Vector(tuple(items))', 'return Vector(tuple(items[:1]))',
+        "fast-path brace list keeps only its first register"),
+    Mut(O, "operands-int-fast", 'return Imm(piece, int(piece), "int")',
+        'return Imm(piece, abs(int(piece)), "int")', "fast-path negative integer sign lost"),
+    Mut(O, "operands-after-semicolon", '''        if self.i != len(self.toks):
+            kind, tok, off = self.toks[self.i]''', '''        if False:
+            kind, tok, off = self.toks[self.i]''', "text after ';' accepted"),
+    Mut(O, "operands-missing-semicolon-hint", 'if tok and "\\n" in self.text[prev_end:off]:',
+        'if False:', "missing ';' on the previous line not diagnosed as such"),
+    # ------------------------------------------------------------------ parser
+    Mut(P, "parser-octal-decl", 'elif len(digits) > 1 and digits[0] == "0" and set(digits) <= set("01234567"):',
+        'elif False:', "octal literal in a declaration read as decimal"),
+    Mut(P, "parser-version-first", 'if not module.headers or module.headers[0][0] != ".version":',
+        'if not module.headers:', "a module not starting with .version accepted"),
+    Mut(P, "parser-empty-module", 'if not text.strip():', 'if False:',
+        "empty module not diagnosed"),
+    Mut(P, "parser-block-depth", 'item.depth = depth + 1', 'item.depth = depth',
+        "nested block depth not increased"),
+    Mut(P, "parser-branchtargets", 'if word != ".callprototype":', 'if word == ".callprototype":',
+        "`.branchtargets` lists dropped, `.callprototype` read as targets"),
+    Mut(P, "parser-dims", 'dims = tuple(int(d) if d else None for d in re.findall(r"\\[\\s*(\\d*)\\s*\\]", m.group(3)))',
+        'dims = ()', "declaration array dimensions dropped"),
+    # ------------------------------------------------------------------ semantics
+    Mut(S, "semantics-guard-no-use", 'uses.extend(defs)    # a guarded write may not happen: the old value survives',
+        'pass', "a guarded definition does not keep the old value live"),
+    Mut(S, "semantics-guard-kills", '''        uses.extend(defs)    # a guarded write may not happen: the old value survives
+        kills_ok = False''', '''        uses.extend(defs)    # a guarded write may not happen: the old value survives''',
+        "a guarded definition kills"),
+    Mut(S, "semantics-guard-reg-not-used", 'uses.insert(0, g.name)', 'pass',
+        "the guard predicate is not a use"),
+    Mut(S, "semantics-address-def", 'if role == "U" or type(op) is Address:', 'if role == "U":',
+        "registers inside a destination address counted as definitions"),
+    Mut(S, "semantics-mad-accumulator", '"add", "sub", "mul", "mad", "mul24"', '"add", "sub", "mul", "mul24"',
+        "`mad` missing from the table (analysed conservatively)"),
+    Mut(S, "semantics-st-def", '''        "st", "st.async", "stmatrix"''', '''        "st.async", "stmatrix"''',
+        "`st` not in the table: its first operand's registers become definitions"),
+    Mut(S, "semantics-atom-use", '"atom": _DU,', '"atom": _U,',
+        "`atom` result treated as a read"),
+    Mut(S, "semantics-carry-read", 'uses.append(CARRY)', 'pass',
+        "`addc` does not read the carry flag"),
+    Mut(S, "semantics-carry-write", 'defs.append(CARRY)', 'pass',
+        "`.cc` arithmetic does not write the carry flag"),
+    Mut(S, "semantics-partial-param", 'if not whole:    # a partial write keeps (so reads) the rest',
+        'if False:', "a partial .param store kills the whole slot"),
+    Mut(S, "semantics-call-ret-defs", '''            if p is not None:
+                defs.append(p)
+            else:
+                _regs(item, defs)''', '''            if p is not None:
+                uses.append(p)
+            else:
+                _regs(item, uses)''', "a call's return list read instead of written"),
+    Mut(S, "semantics-call-args-use", '''            if p is not None:
+                uses.append(p)
+            else:
+                _regs(item, uses)
+        i += 1''', '''            pass
+        i += 1''', "a call's arguments not read"),
+    Mut(S, "semantics-unknown-first-def", 'if i == 0 and not isinstance(op, Address):',
+        'if False:', "an unknown opcode's destination not a definition"),
+    Mut(S, "semantics-unknown-kills", '''            covered = False
+            kills_ok = False''', '''            covered = False''',
+        "an unknown opcode's first operand killed (not conservative)"),
+    Mut(S, "semantics-star-repeat", 'rest = letter[0]', 'rest = "U"',
+        "a repeated role (`D*`) applies only once"),
+    Mut(S, "semantics-pseudo", 'return ":" in name', 'return name.startswith("param:")',
+        "`cc:CF` not recognised as a pseudo-register"),
+    Mut(S, "semantics-sort-numeric", 'return (is_pseudo(name), tuple(int(p) if i % 2 else p for i, p in enumerate(parts)))',
+        'return (is_pseudo(name), name)', "registers sorted as text (%r10 before %r2)"),
+    Mut(S, "semantics-terminator-ret", 'TERMINATORS = frozenset({"bra", "brx", "ret", "exit", "trap"})',
+        'TERMINATORS = frozenset({"bra", "brx", "exit", "trap"})', "`ret` does not end a block"),
+    Mut(S, "semantics-block-barrier-guard", 'if st.base not in ("bar", "barrier") or st.guard:',
+        'if st.base not in ("bar", "barrier"):', "a guarded bar.sync counted as a block barrier"),
+    Mut(S, "semantics-block-barrier-partial", 'return whole and len(st.operands) <= 1',
+        'return whole', "`bar.sync 1, 64` counted as a whole-block barrier"),
+    Mut(S, "semantics-family-longest", 'for n in range(min(len(parts), 4), 0, -1):',
+        'for n in range(1, min(len(parts), 4) + 1):', "opcode family: shortest prefix wins "
+        "(`bar.red` read as `bar`)"),
+    Mut(S, "semantics-vector-def", '''            if type(item) is Reg:
+                if not item.special:
+                    out.append(item.name)
+            else:''', '''            if type(item) is Reg:
+                if not item.special and not out:
+                    out.append(item.name)
+            else:''', "only the first register of a brace list collected"),
+    Mut(S, "semantics-special", '''    if t is Reg:
+        if not op.special:''', '''    if t is Reg:
+        if True:''', "special registers collected as variables"),
+    # ------------------------------------------------------------------ cfg
+    Mut(C, "cfg-stmt-succs-wrong", 'return [self.blocks[s].first for s in b.succs]',
+        'return [self.blocks[s].last for s in b.succs]', "stmt_succs returns the wrong "
+        "successor (last statement of the successor block)"),
+    Mut(C, "cfg-stmt-succs-inner", '''        if index < b.last:
+            return [index + 1]''', '''        if index < b.last:
+            return [index + 2]''', "stmt_succs skips a statement inside a block"),
+    Mut(C, "cfg-stmt-preds", 'return [self.blocks[p].last for p in b.preds]',
+        'return [self.blocks[p].first for p in b.preds]', "stmt_preds returns a predecessor "
+        "block's first statement"),
+    Mut(C, "cfg-guarded-falls", 'falls = st.guard is not None', 'falls = False',
+        "a guarded branch never falls through"),
+    Mut(C, "cfg-unguarded-falls", 'falls = st.guard is not None', 'falls = True',
+        "an unguarded branch or ret falls through"),
+    Mut(C, "cfg-label-leader", '''            labels[st.label] = st.index
+            leader[st.index] = True''', '''            labels[st.label] = st.index''',
+        "a label does not start a block"),
+    Mut(C, "cfg-after-terminator-leader", 'leader[st.index + 1] = True', 'pass',
+        "the statement after a branch does not start a block"),
+    Mut(C, "cfg-brx-targets", '''                        if t in labels:
+                            succ_stmts.append(labels[t])''', '''                        if t in labels:
+                            break''', "brx.idx reaches none of its table's labels"),
+    Mut(C, "cfg-unresolved", 'unresolved.append((st.index, target))', 'pass',
+        "a branch to an undefined label not reported"),
+    Mut(C, "cfg-preds-missing", 'blocks[sb].preds.append(b.id)', 'pass',
+        "predecessor lists left empty"),
+    Mut(C, "cfg-rpo-unreachable", 'order.extend(i for i, s in enumerate(seen) if not s)',
+        'pass', "unreachable blocks missing from the block order"),
+    Mut(C, "cfg-exits", 'return [b for b in self.blocks if not b.succs]',
+        'return [b for b in self.blocks if len(b.succs) <= 1]', "blocks with one successor "
+        "counted as exits"),
+    # ------------------------------------------------------------------ dataflow
+    Mut(D, "dataflow-pseudo-leak", '''        if not pseudo:
+            names = [n for n in names if not is_pseudo(n)]''', '''        if False:
+            names = [n for n in names if not is_pseudo(n)]''',
+        "pseudo-registers (`param:`, `cc:CF`) leak into register lists"),
+    Mut(D, "dataflow-no-kill", 'new_in = gen[bid] | (out & ~kill[bid])', 'new_in = gen[bid] | out',
+        "definitions do not kill liveness"),
+    Mut(D, "dataflow-gen-order", '''            if d.kills:
+                gen.difference_update(d.kills)
+                kill.update(d.kills)
+            if d.uses:
+                gen.update(d.uses)''', '''            if d.uses:
+                gen.update(d.uses)
+            if d.kills:
+                gen.difference_update(d.kills)
+                kill.update(d.kills)''', "`add %r1, %r1, 1` kills before it reads"),
+    Mut(D, "dataflow-live-in-uses", '''        live.difference_update(d.kills)
+        live.update(d.uses)''', '''        live.difference_update(d.kills)''',
+        "live_in_at forgets the statement's own uses"),
+    Mut(D, "dataflow-live-in-kills", '''        live.difference_update(d.kills)
+        live.update(d.uses)''', '''        live.update(d.uses)''',
+        "live_in_at keeps what the statement kills"),
+    Mut(D, "dataflow-reach-kill", '''                if reg in du[s - 1].kills:
+                    killed = True
+                    break''', '''                if False:
+                    killed = True
+                    break''', "reaching definitions pass through killing definitions"),
+    Mut(D, "dataflow-reach-entry", '''            if bid == 0:
+                from_entry = True''', '''            if bid == -1:
+                from_entry = True''', "reaches_from_entry always False"),
+    Mut(D, "dataflow-range-entry-lo", 'if lo > b.first or lo == 1 or any(not a <= blocks[p].last <= z for p in b.preds):',
+        'if lo > b.first or lo == 1:', "a branch into the range from outside not an entry"),
+    Mut(D, "dataflow-range-exit-fall", '''            if hi < b.last:
+                exits.append(hi + 1)''', '''            if hi < b.last:
+                pass''', "a range ending inside a block has no exit"),
+    Mut(D, "dataflow-live-out-defs", 'm |= dout[k] & lm', 'm |= lm',
+        "range live-out includes registers the range does not define"),
+    Mut(D, "dataflow-defs-at-exits-flow", '''            for p in preds[k]:
+                m |= out[p]''', '''            for p in preds[k][:0]:
+                m |= out[p]''', "definitions do not flow along the range's edges"),
+    Mut(D, "dataflow-through-boundary", 'm = cache[t] = self.mask(self.live_in_at(t))',
+        'm = cache[t] = 0', "range live-through ignores what is live at the exits",
+        occurrence=0),
+    Mut(D, "dataflow-pass-in-for-out", 'return [r for r in self.range_live_through(rng, pseudo=pseudo) if r in out]',
+        'return [r for r in self.range_live_in(rng, pseudo=pseudo) if r in out]',
+        "pass-in-for-out uses live-in instead of live-through"),
+    Mut(D, "dataflow-first-uses", 'if reg in d.uses:', 'if reg in d.uses or reg in d.defs:',
+        "first_uses_after reports a redefinition as a use"),
+    Mut(D, "dataflow-check-index", 'if not 1 <= index <= len(self.du):',
+        'if not 0 <= index <= len(self.du):', "statement index 0 accepted"),
+    # ------------------------------------------------------------------ provenance
+    Mut(F, "provenance-sub", 'return _mk_int(ka[1] - kb[1], ka[2] + kb[2])',
+        'return _mk_int(ka[1] + kb[1], ka[2] + kb[2])', "difference of offsets added"),
+    Mut(F, "provenance-shl", 'return _binop(a, b, lambda x, y: x << y)',
+        'return _binop(a, b, lambda x, y: x * y)', "shl computed as a product"),
+    Mut(F, "provenance-shr", 'return _binop(a, b, lambda x, y: x >> y)',
+        'return _binop(a, b, lambda x, y: x << y)', "shr computed as shl"),
+    Mut(F, "provenance-mul-hi", '''            if "hi" in mods:
+                return Unknown("high half of a product")''', '''            if False:
+                return Unknown("high half of a product")''', "mul.hi treated as mul.lo"),
+    Mut(F, "provenance-add-cc", '''            if "cc" in mods:
+                return Unknown("add with carry")''', '''            if False:
+                return Unknown("add with carry")''', "add.cc folded as a plain add"),
+    Mut(F, "provenance-mad", 'return _add(_binop(a, b, lambda x, y: x * y), src[2])',
+        'return _binop(a, b, lambda x, y: x * y)', "mad drops its addend"),
+    Mut(F, "provenance-neg", 'return _binop(Const(0), src[0], lambda a, b: a - b)',
+        'return src[0]', "neg drops the sign"),
+    Mut(F, "provenance-load-offset", 'off += addr.offset', 'pass',
+        "a load's address offset ignored"),
+    Mut(F, "provenance-param-element", 'return Param(root.name, off + width * idx)',
+        'return Param(root.name, off)', "vector param load elements share one offset"),
+    Mut(F, "provenance-cvt-float", '''                return Unknown("floating-point conversion")
+            return src[0]''', '''                return src[0]
+            return src[0]''', "float conversion folded as an integer copy"),
+    Mut(F, "provenance-and", 'return _binop(a, b, lambda x, y: x & y)',
+        'return _binop(a, b, lambda x, y: x | y)', "and computed as or"),
+    Mut(F, "provenance-xor", 'return _binop(a, b, lambda x, y: x ^ y)',
+        'return _binop(a, b, lambda x, y: x | y)', "xor computed as or"),
+    Mut(F, "provenance-weight", '''                if self.is_weight(root):
+                    return shift(WeightImage(), off, dyn)''', '''                if False:
+                    return shift(WeightImage(), off, dyn)''', "cvta.to.global of the weight "
+        "pointer not recognised"),
+    # ------------------------------------------------------------------ mma
+    Mut(MM, "mma-two-types", 'd_t, a_t, b_t, c_t = types[0], types[1], types[1], types[0]',
+        'd_t, a_t, b_t, c_t = types[0], types[0], types[1], types[1]',
+        "a two-type mma assigns A/C the wrong types"),
+    Mut(MM, "mma-shape-first", 'if mm and not shape:', 'if mm:',
+        "a later shape-like modifier overrides the shape"),
+    Mut(MM, "mma-operands", 'c=_regs_of(ops[3])', 'c=_regs_of(ops[0])',
+        "C operand read from the D position"),
+    Mut(MM, "mma-b-operand", 'b=_regs_of(ops[2])', 'b=_regs_of(ops[1])',
+        "B operand read from the A position"),
+    Mut(MM, "mma-guarded", 'guarded=st.guard is not None)', 'guarded=False)',
+        "a guarded mma reported as unguarded"),
+    Mut(MM, "mma-family-space", '''            if sp in _SPACES:
+                return f"{base}.{sp}"''', '''            if sp in _SPACES:
+                return base''', "gap summaries lose the memory's state space"),
+    Mut(MM, "mma-gap", 'if b.first - 1 >= a.last + 1:', 'if b.first - 1 > a.last + 1:',
+        "a one-statement gap between phases is lost"),
+    Mut(MM, "mma-chain-cut", 'if sc.phase_of[idx] != sc.phase_of[cur[-1]]:', 'if False:',
+        "an accumulator chain spans phases"),
+    Mut(MM, "mma-k-slices", 'k_slices = max(lengths) if lengths else 0',
+        'k_slices = min(lengths) if lengths else 0', "k-slices from the shortest chain"),
+    # ------------------------------------------------------------------ emit
+    Mut(E, "emit-overlap-one-byte", 'if e.start < pos:', 'if e.start < pos - 1:',
+        "a one-byte overlap between edits not detected"),
+    Mut(E, "emit-reversed-span", 'if e.end < e.start or e.end > len(module.data):',
+        'if e.end > len(module.data):', "a reversed edit span not rejected"),
+    Mut(E, "emit-past-end", 'if e.end < e.start or e.end > len(module.data):',
+        'if e.end < e.start:', "an edit past the end of the file not rejected"),
+    Mut(E, "emit-order", 'ordered = sorted(edits, key=lambda e: (e.start, e.end))',
+        'ordered = list(edits)', "edits applied in the order given, not by position"),
+    Mut(E, "emit-tail", 'out.append(module.data[pos:])', 'pass',
+        "the text after the last edit dropped"),
+    Mut(E, "emit-line-offsets-end", '''    if offs[-1] != len(data):
+        offs.append(len(data))''', '''    pass''', "a file without a final newline loses its "
+        "end-of-file offset"),
+    Mut(E, "emit-newline-crlf", 'return b"\\r\\n" if first > 0 and data[first - 1:first] == b"\\r" else b"\\n"',
+        'return b"\\n"', "CRLF files get LF insertions"),
+    # ------------------------------------------------------------------ splice
+    Mut(SP, "splice-same-file", '''    if _same_file(Path(path), dest):
+        raise ApplyError''', '''    if False:
+        raise ApplyError''', "writing over the input module allowed"),
+    Mut(SP, "splice-check-failed", '''    if check and not report.ok:
+        raise CheckFailed(report)''', '''    if False:
+        raise CheckFailed(report)''', "a recipe failing its checks is applied"),
+    Mut(SP, "splice-region-end", 'edits.append(Edit(line_start(a), line_start(last + 1),',
+        'edits.append(Edit(line_start(a), line_start(last),', "the cut keeps its last line"),
+    Mut(SP, "splice-point-after", '''        text = debug_block_text(rec, target, fn)
+        pos = line_start(target.first_line + 1)''', '''        text = debug_block_text(rec, target, fn)
+        pos = line_start(target.first_line)''', "a debug block inserted before its line "
+        "instead of after"),
+    Mut(SP, "splice-truncate-keeps", 'edits.append(Edit(pos, len(data), prefix + _nl(target.text, nl),',
+        'edits.append(Edit(pos, pos, prefix + _nl(target.text, nl),', "truncate keeps the rest "
+        "of the file"),
+    Mut(SP, "splice-extern-before", '''        pos = line_start(fn.line)
+        edits.append(Edit(pos, pos, _nl(_with_newline(target.extern), nl) + nl,''', '''        pos = len(data)
+        edits.append(Edit(pos, pos, _nl(_with_newline(target.extern), nl) + nl,''',
+        "the extern declaration written after the function that calls it"),
+    Mut(SP, "splice-body-braces", 's, e = m.byte_offset(b.start) + 1, m.byte_offset(b.end) - 1',
+        's, e = m.byte_offset(b.start), m.byte_offset(b.end)', "replace_body drops the body's "
+        "braces"),
+    Mut(SP, "splice-nl", '''    if nl != b"\\n":''', '''    if False:''', "inserted text keeps LF in a CRLF file"),
+    # ------------------------------------------------------------------ check
+    Mut(CC, "check-branch-exit-backward", 'if inside_src and not inside_dst and dst != rng.last + 1:',
+        'if inside_src and not inside_dst and dst > rng.last + 1:',
+        "a backward branch leaving the cut not reported (branch-exit)"),
+    Mut(CC, "check-branch-exit", '''                rep.add("error", "branch-exit"''', '''                rep.add("info", "branch-exit"''',
+        "a branch leaving the cut only an info"),
+    Mut(CC, "check-brace-dip", 'if depth != 0 or low < 0:', 'if depth != 0:',
+        "a cut `} ... {` (balanced overall, dipping below zero) accepted"),
+    Mut(CC, "check-brace-balance", 'if depth != 0 or low < 0:', 'if low < 0:',
+        "a cut opening a block it does not close accepted"),
+    Mut(CC, "check-label-entry", 'if not inside_src and inside_dst and dst != rng.first:',
+        'if not inside_src and inside_dst and dst != rng.first and False:',
+        "a branch into the cut from outside not reported"),
+    Mut(CC, "check-past-end", '''    if last > nlines:
+        rep.add(''', '''    if last > nlines + 1:
+        rep.add(''', "a cut one line past the end of the module not reported"),
+    Mut(CC, "check-inside-body", 'if not (body.line < first and last < body.end_line):',
+        'if not (body.line <= first and last <= body.end_line):',
+        "a cut including the body's braces accepted"),
+    Mut(CC, "check-control-ret", 'if st.base in ("bar", "barrier", "ret", "exit", "trap"):',
+        'if st.base in ("bar", "barrier", "exit", "trap"):', "a `ret` inside the cut not "
+        "warned about"),
+    Mut(CC, "check-delete-check", 'if want is not None and want.strip() not in _line_text(m, ln):',
+        'if False:', "delete_check text mismatch accepted"),
+    Mut(CCALL, "check-call-args-fewer", 'if n_args != len(params):', 'if n_args > len(params):',
+        "too few call arguments accepted"),
+    Mut(CCALL, "check-call-args-more", 'if n_args != len(params):', 'if n_args < len(params):',
+        "too many call arguments accepted"),
+    Mut(CCALL, "check-call-rets", 'if n_rets != len(decl.ret_params):', 'if False:',
+        "a wrong number of return values accepted"),
+    Mut(CCALL, "check-callee-order", 'if decl.line > fn.line:', 'if decl.line > fn.end_line:',
+        "a callee declared after its caller accepted"),
+    Mut(CCALL, "check-empty-args", '''    for ln in empty_arg_lists(text):
+        rep.add("error", "empty-args"''', '''    for ln in empty_arg_lists(text)[:0]:
+        rep.add("error", "empty-args"''', "an empty `()` argument list accepted"),
+    Mut(CCALL, "check-undeclared", '''            if _function_decl(fn, m, r) is None:
+                undeclared.append((st, r))
+            elif r not in returned and r not in passed:''', '''            if False:
+                undeclared.append((st, r))
+            elif r not in returned and r not in passed:''', "an undeclared register the "
+        "text reads accepted"),
+    Mut(CSCR, "check-scratch-atomic", 'kinds = {"read": "read", "write": "write", "atomic": "both"}',
+        'kinds = {"read": "read", "write": "write", "atomic": "write"}',
+        "an atomic first access after the region downgrades scratch-live to a warning"),
+    Mut(CSCR, "check-scratch-live-first-write", 'if first_after_kind != "write":', 'if True:',
+        "a write first after the region still an error"),
+    Mut(CSCR, "check-scratch-live-read", 'read_after = [i for i, k in after if k != "write"]',
+        'read_after = [i for i, k in after if k == "read"]', "atomics after the region not "
+        "counted as reads"),
+    Mut(CSCR, "check-scratch-size", 'if hi > stride:', 'if hi > stride + 4:',
+        "a lane slot overlapping the next by 4 bytes accepted"),
+    Mut(CDF, "check-live-in-severity", 'sev = "error" if rep.recipe.form == "cut_call" else "warning"',
+        'sev = "warning"', "a live-in register the call does not pass only a warning"),
+    Mut(CDF, "check-clobber", 'clob = [r for r in extra if r in after]', 'clob = []',
+        "a call text overwriting a register read later accepted"),
+    Mut(CDF, "check-passed-unused", 'unused = [r for r in passed if r not in live_in_set]',
+        'unused = []', "passed registers that are not live-in not reported"),
+    Mut(CRACE, "check-race-threads", 'if not loads or (threads is not None and threads <= 32):',
+        'if not loads or (threads is not None and threads <= 1024):',
+        "the scratch race check skipped for multi-warp blocks"),
+    Mut(CTXT, "check-strip-comments", 'return re.sub(r"//[^\\n]*", "", text)', 'return text',
+        "braces inside comments counted"),
+    # ------------------------------------------------------------------ outline
+    Mut(OR, "outline-ld-any-reloadable",
+        'return st.base == "ld" and ("nc" in mods or "const" in mods)', 'return st.base == "ld"',
+        "any `ld` (plain global, shared) treated as reloadable"),
+    Mut(OR, "outline-ld-shared-reloadable",
+        'return st.base == "ld" and ("nc" in mods or "const" in mods)',
+        'return st.base == "ld" and ("nc" in mods or "const" in mods or "shared" in mods)',
+        "`ld.shared` treated as reloadable"),
+    Mut(OR, "outline-ldu-not-reloadable", '''    if st.base == "ldu":
+        return True''', '''    if st.base == "ldu":
+        return False''', "`ldu` refused as a reloadable load"),
+    Mut(OR, "outline-source-redefined", 'if reach.at(d.index, u) != reach.at(at, u):',
+        'if False:', "a source register redefined between its definition and the region "
+        "ignored"),
+    Mut(OR, "outline-codef-clobber", 'if other != reg and other in needs and reach.at(at, other) != (d.index,):',
+        'if False:', "a recomputation clobbering a co-defined register the region needs"),
+    Mut(OR, "outline-guarded-def", '''        if d.guard is not None:
+            why = f"its definition {d.sid} (line {d.line}) is guarded"''', '''        if False:
+            why = f"its definition {d.sid} (line {d.line}) is guarded"''',
+        "a guarded definition recomputed as if unconditional"),
+    Mut(OR, "outline-multi-defs", 'elif len(defs) > 1:', 'elif len(defs) > 99:',
+        "several reaching definitions: the first one recomputed"),
+    Mut(OR, "outline-impure", 'elif not (d.base in _PURE or _is_reloadable(d)):', 'elif False:',
+        "an impure definition (atom, ld.global) recomputed"),
+    Mut(OR, "outline-pseudo-source", '''                if is_pseudo(u):
+                    why = f"its definition {d.sid} reads {u}"
+                    break''', '''                if False:
+                    why = f"its definition {d.sid} reads {u}"
+                    break''', "a definition reading the carry flag recomputed"),
+    Mut(OR, "outline-passed-source-recomputed", '''                if u in passed:
+                    continue''', '''                if False:
+                    continue''', "a passed source recomputed instead of taken from the call"),
+    Mut(OR, "outline-param-guarded", 'if d.base == "ld" and "param" in d.modifiers and d.guard is None:',
+        'if d.base == "ld" and "param" in d.modifiers:', "a guarded parameter read matched "
+        "as the passed value"),
+    Mut(OR, "outline-value-key-sources", '''    return (str(st.guard) if st.guard else "", st.opcode,
+            tuple(str(o) for o in st.operands[1:]), pos)''', '''    return (str(st.guard) if st.guard else "", st.opcode,
+            tuple(str(o) for o in st.operands[1:2]), pos)''', "parameter reads matched on the "
+        "first source only"),
+    Mut(OB, "outline-reload-overwritten", 'if set(pv.registers) & defs]', 'if False]',
+        "parameters overwritten by recomputation not reloaded"),
+    Mut(OB, "outline-reload-late", '''            if reloads[st.index]:
+                out.append("\\t// parameters the statement above overwrote")
+                out.extend(reloads[st.index])''', '''        for st in recompute_sts:
+            if reloads[st.index]:
+                out.append("\\t// parameters the statement above overwrote")
+                out.extend(reloads[st.index])''', "overwritten parameters reloaded only after "
+        "all recomputation (a later recomputation reads the clobbered value)"),
+    Mut(OB, "outline-snapshot", '''        return reg if not _kernel_side(site, reg) or not kernel_types(reg) and \\
+            call_types(reg) else snapshot(reg)''', '''        return reg''',
+        "a passed register the region overwrites used instead of its snapshot"),
+    Mut(OB, "outline-apply-overlap", '''        if a < pos:
+            raise OutlineError(f"overlapping rewrites at offset {a}")''', '''        if a < pos - 1:
+            raise OutlineError(f"overlapping rewrites at offset {a}")''',
+        "overlapping rewrites in the region text not detected", equivalent=None),
+    Mut(OB, "outline-param-load-offset", 'param_lines.append(f"\\t{op} {pv.value}, [{p.name}+{pv.offset}];")',
+        'param_lines.append(f"\\t{op} {pv.value}, [{p.name}+0];")', "parameter loads ignore "
+        "the offset"),
+    Mut(OB, "outline-recompute-order", 'recompute_sts = [fn.statement(i) for i in sorted(recompute_idx)]',
+        'recompute_sts = [fn.statement(i) for i in sorted(recompute_idx, reverse=True)]',
+        "recomputed statements copied in reverse order"),
+    Mut(OB, "outline-scoped-skip", '''            if reg in scoped_names and not kernel_types(reg):
+                continue''', '''            if reg in scoped_names:
+                continue''', "a kernel register shadowed by a scoped name never recomputed",
+        equivalent=None),
+    Mut(OB, "outline-sym-width", 'width = 64 if (_type_width(st) == 64 and not _in_address(st, sym)) else 32',
+        'width = 32', "a 64-bit use of a .shared array's address given the 32-bit register"),
+    Mut(OB, "outline-kernel-param-address", '''            if sym in kernel_params:
+                raise OutlineError''', '''            if sym in kernel_params and False:
+                raise OutlineError''', "taking a kernel parameter's address accepted"),
+    Mut(OB, "outline-shared-unpassed", '''                if sym not in sym_regs:
+                    raise OutlineError(''', '''                if sym not in sym_regs and False:
+                    raise OutlineError(''', "a .shared array the call does not pass accepted"),
+    Mut(ORG, "outline-unguarded-falls", "succ[i] = targets + (nxt if st.guard is not None else [])",
+        "succ[i] = targets + nxt", "an unguarded branch or `ret` treated as falling through"),
+    Mut(ORG, "outline-guarded-no-fall", "succ[i] = targets + (nxt if st.guard is not None else [])",
+        "succ[i] = targets", "a guarded branch never falls through"),
+    Mut(ORG, "outline-branch-out", '''                if lab.index not in rng:
+                    raise OutlineError''', '''                if lab.index not in rng and False:
+                    raise OutlineError''', "a branch out of the region accepted"),
+    Mut(ORG, "outline-second-entry", '''                if name in labels:
+                    raise OutlineError''', '''                if name in labels and False:
+                    raise OutlineError''', "a branch into the region from outside accepted"),
+    Mut(ORG, "outline-brx", '''            if st.base == "brx" and not targets:''', '''            if False:''',
+        "an indirect branch in the region accepted"),
+    Mut(ORG, "outline-needs-kill", 'g = (g & ~k_i) | u_i', 'g = g | u_i',
+        "a register written before it is read still needed on entry"),
+    Mut(ORG, "outline-needs-exit", 'out |= exit_mask if s == "exit" else live[s]',
+        'out |= 0 if s == "exit" else live[s]', "values read back after the call not needed "
+        "on entry when the region may not write them"),
+    Mut(ORG, "outline-shared-line", 'if start <= st.start < end or start < st.end <= end:',
+        'if False:', "a statement sharing a line with the region copied along"),
+    Mut(ORG, "outline-block-cut", '''        if not (inside or outside or encloses):
+            raise OutlineError''', '''        if False:
+            raise OutlineError''', "a region cutting a { } block accepted"),
+    Mut(OCM, "outline-width-pred", '"b64": 64, "u64": 64, "s64": 64, "f64": 64, "pred": 1}',
+        '"b64": 64, "u64": 64, "s64": 64, "f64": 64, "pred": 32}', "predicates copied as "
+        "32-bit values"),
+    Mut(OCM, "outline-fresh-names", '''        while any(p.startswith(base) for p in taken_prefixes):
+            base += "x"''', '''        pass''', "fresh register names may collide with the kernel's"),
+    Mut(ODL, "outline-readback-offset", 'off = f"+{addr.offset}" if addr.offset > 0 else (str(addr.offset) if addr.offset else "+0")',
+        'off = "+0"', "read-back stores ignore the slot offset"),
+    Mut(ODL, "outline-readback-barrier", 'if st.index > last_read and is_block_barrier(st):',
+        'if False:', "the call text's barrier after the scratch reads not replicated"),
+    Mut(OCS, "outline-passed-special", '''            if isinstance(pv.value, Reg) and not pv.value.special:
+                out.setdefault(pv.value.name, pv)''', '''            if isinstance(pv.value, Reg):
+                out.setdefault(pv.value.name, pv)''', "a special register passed by value "
+        "counted as a passed register", equivalent=None),
+]
