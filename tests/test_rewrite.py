@@ -273,3 +273,42 @@ def test_option_validation(tmp_path, opts, key, msg):
     with pytest.raises(RecipeError) as ei:
         load_recipe(p)
     assert ei.value.key == key and msg in ei.value.message
+
+
+# ---------------------------------------------------------------- the zluda profile's lints
+
+def test_zluda_lints_name_what_the_rewrites_leave(tmp_path):
+    p = _recipe(tmp_path, "def recipe():\n    return dict(file='surface_round_sm89.ptx', "
+                          "sust=['b32'])\n")
+    rep = check_recipe(p, target="zluda")
+    left = [f for f in rep.findings if f.code == "sust-left"]
+    assert sorted(f.message.split("`")[1].split()[0] for f in left) == [
+        "sust.b.2d.v2.b16.zero", "sust.b.2d.v4.b16.zero", "sust.p.2d.v4.b32.zero"]
+    rounding = [f for f in rep.findings if f.code == "explicit-rounding"]
+    assert len(rounding) == 5 and all(".rz rounding mode" in f.message for f in rounding)
+    assert all(f.severity == "warning" for f in left + rounding)
+    # the ptxas profile does not care
+    assert not {"sust-left", "explicit-rounding"} & {f.code for f in
+                                                     check_recipe(p, target="ptxas").findings}
+
+
+def test_zluda_lints_are_quiet_when_everything_is_rewritten():
+    rep = check_recipe(ROOT / "recipes" / "zluda_surface_round.py", target="zluda")
+    assert rep.ok
+    assert not {"sust-left", "explicit-rounding", "undeclared-call"} & \
+        {f.code for f in rep.findings}
+
+
+def test_zluda_lint_undeclared_call_from_a_rule(tmp_path):
+    corpus = tmp_path / "c"
+    corpus.mkdir()
+    (corpus / "hand.ptx").write_text(HAND)
+    p = _recipe(tmp_path, """\
+        def recipe():
+            return dict(file="hand.ptx", rewrites=[dict(
+                opcode="sust.b.2d.b32.trap", replace="call my_store, ({1});")])
+        """)
+    for target in ("zluda", "ptxas"):
+        rep = check_recipe(p, corpus, target=target)
+        errs = [f for f in rep.errors if f.code == "undeclared-call"]
+        assert len(errs) == 1 and "calls my_store" in errs[0].message
