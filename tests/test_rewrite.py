@@ -312,3 +312,44 @@ def test_zluda_lint_undeclared_call_from_a_rule(tmp_path):
         rep = check_recipe(p, corpus, target=target)
         errs = [f for f in rep.errors if f.code == "undeclared-call"]
         assert len(errs) == 1 and "calls my_store" in errs[0].message
+
+
+def _form_cases():
+    lines = HAND.replace("\tret;\n", "\tmov.u32 %r5, 7;\n\tret;\n").splitlines()
+    mov = next(i for i, ln in enumerate(lines, 1) if "mov.u32 %r5, 7;" in ln)
+    store = next(i for i, ln in enumerate(lines, 1) if "st.global.f32" in ln)
+    all4 = {"sust.b32": 1, "sust.p_v4b32": 1, "sust.v2b16": 1, "sust.v4b16": 1}
+    return "\n".join(lines) + "\n", [
+        ("baseline", "", dict(all4, rz_round=1)),
+        ("cut_call", f"cut_call=({mov}, {mov + 1}), call='\\tcall.uni dummy;', "
+                     "extern='.extern .func dummy;'", dict(all4, rz_round=1)),
+        ("delete", f"delete=({mov}, {mov + 1}), delete_check=('mov.u32', None), "
+                   "insert='\\tmov.u32 %r5, 8;'", dict(all4, rz_round=1)),
+        ("cut_after", f"cut_after={store}, cut_check='st.global', tail='\\tret;\\n}}\\n'",
+         dict(all4, rz_round=1)),
+        ("debug", f"debug=({store}, ['%r1']), debug_block='\\t// debug %r1'",
+         dict(all4, rz_round=1)),
+        ("replace_body", "replace_body='k', stub='\\tret;'", {}),
+    ]
+
+
+@pytest.mark.parametrize("form", [c[0] for c in _form_cases()[1]])
+def test_rewrites_combine_with_every_form(form, tmp_path, ptxas_path):
+    text, cases = _form_cases()
+    keys, counts = next((k, c) for f, k, c in cases if f == form)
+    corpus = tmp_path / "c"
+    corpus.mkdir()
+    (corpus / "hand.ptx").write_text(text)
+    p = _recipe(tmp_path, "def recipe():\n    return dict(file='hand.ptx', sust=True, "
+                          f"rz_round=True{', ' + keys if keys else ''})\n")
+    rec = load_recipe(p)
+    assert rec.form == form and rec.sust is True and rec.rz_round is True
+    res = apply(p, corpus=corpus, out=tmp_path / "o.ptx")
+    got = (res.report.facts.get("rewrites") or {}).get("counts", {})
+    assert got == counts
+    out = (tmp_path / "o.ptx").read_text()
+    if counts:
+        assert ".rz." not in out and out.count("call d4r_sust_") == 4
+    else:                               # the whole body is replaced: nothing left to rewrite
+        assert "rewrite-none" in {f.code for f in res.report.warnings}
+    assert ptxas(tmp_path / "o.ptx", "sm_89", out=tmp_path / "o.o", verbose=False).ok
