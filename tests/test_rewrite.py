@@ -353,3 +353,53 @@ def test_rewrites_combine_with_every_form(form, tmp_path, ptxas_path):
     else:                               # the whole body is replaced: nothing left to rewrite
         assert "rewrite-none" in {f.code for f in res.report.warnings}
     assert ptxas(tmp_path / "o.ptx", "sm_89", out=tmp_path / "o.o", verbose=False).ok
+
+
+def test_outline_applies_the_rewrites_to_the_region(tmp_path, ptxas_path, nvlink_path):
+    """A cut over the surface stores and the roundf idioms with sust=True, rz_round=True:
+    `apply` leaves the region alone (the cut removes it), the outlined body's copy of the
+    region gets the same rewrites, and the two link."""
+    from rrsplice.verify import verify
+    m = load_recipe(ROOT / "recipes" / "zluda_surface_round.py")
+    lines = SURFACE.read_text().splitlines()
+    # from the first copysign to the last statement before the rounded-value store's guard
+    first = next(i for i, ln in enumerate(lines, 1) if "copysign.f32" in ln)
+    last = next(i for i, ln in enumerate(lines, 1) if "sust.p.2d" in ln)
+    assert m.sust is True and first < last
+    from rrsplice.scaffold import new_recipe
+    from rrsplice.parser import parse
+    fn = next(f for f in parse(SURFACE).functions if f.name == "rrsurf_round_kernel")
+    a = next(s for s in fn.statements if s.line >= first)
+    b = [s for s in fn.statements if s.end_line <= last][-1]
+    sc = new_recipe("surf_cut", SURFACE, f"s{a.index}-s{b.index}", abi="param",
+                    entry="rrsurf_round_kernel", out=tmp_path / "surf_cut.py")
+    text = sc.path.read_text().replace("extern=extern())",
+                                       "extern=extern(), sust=True, rz_round=True)")
+    sc.path.write_text(text)
+    v = verify(sc.path, "sm_90", keep=tmp_path / "v", original=False)
+    steps = {x["name"]: x for x in v.to_json()["steps"]}
+    assert steps["ptxas patched"]["ok"] and steps["ptxas body"]["ok"]
+    body = Path(v.files["body"]).read_text()
+    assert body.count("call d4r_sust_") == 4 and ".rz." not in body
+    assert ".extern .func d4r_sust_v2b16(" in body
+    assert "sust." not in Path(v.files["patched"]).read_text().replace("sust_", "")
+    # the body calls the helpers: linked with their reference bodies it resolves
+    (tmp_path / "h.ptx").write_text(reference_bodies())
+    assert ptxas(tmp_path / "h.ptx", "sm_90", out=tmp_path / "h.o", verbose=False).ok
+    import subprocess
+    objs = sorted(str(o) for o in (tmp_path / "v").glob("*.sm_90.o"))
+    r = subprocess.run([str(nvlink_path), "-arch=sm_90", *objs, str(tmp_path / "h.o"), "-o",
+                        str(tmp_path / "l.cubin")], capture_output=True, text=True)
+    assert r.returncode == 0, r.stderr
+
+
+def test_rz_round_idiom_straddling_the_cut_is_an_error(tmp_path):
+    corpus = tmp_path / "c"
+    corpus.mkdir()
+    (corpus / "hand.ptx").write_text(HAND)
+    cvt = next(i for i, ln in enumerate(HAND.splitlines(), 1) if "cvt.rzi.f32.f32" in ln)
+    p = _recipe(tmp_path, f"def recipe():\n    return dict(file='hand.ptx', rz_round=True, "
+                          f"delete=({cvt}, {cvt + 1}), insert='\\tmov.f32 %f5, 0f00000000;')\n")
+    rep = check_recipe(p, corpus)
+    assert [f.code for f in rep.errors] == ["rewrite-round"]
+    assert "straddles the edge of the cut" in rep.errors[0].message
