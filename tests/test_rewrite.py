@@ -403,3 +403,12 @@ def test_rz_round_idiom_straddling_the_cut_is_an_error(tmp_path):
     rep = check_recipe(p, corpus)
     assert [f.code for f in rep.errors] == ["rewrite-round"]
     assert "straddles the edge of the cut" in rep.errors[0].message
+
+
+def test_cli_check_reports_rewrite_counts():
+    from click.testing import CliRunner
+    from rrsplice.cli import main
+    r = CliRunner().invoke(main, ["check", str(ROOT / "recipes" / "zluda_surface_round.py")])
+    assert r.exit_code == 0, r.output
+    assert re.search(r"^rewrites\s+rz_round 5, sust.b32 1, sust.p_v4b32 1, sust.v2b16 1, "
+                     r"sust.v4b16 1 \(14 statement\(s\) touched\)$", r.output, re.M)
