@@ -132,3 +132,19 @@ def test_family_rewrite_only_recipe_is_repointed(tmp_path):
     assert [(r.entry, r.status, r.how, r.rewrites) for r in rows] == [
         (entry("mvhi_hdr"), "ok", "as written", {"sust.v4b16": 1}),
         (entry("mvlo_hdr"), "ok", "re-pointed", {"sust.v4b16": 1})]
+
+
+def test_hook_applies_a_family_and_reports_the_refused(tmp_path):
+    from rrsplice.hook import HookError, apply_family_recipe
+    corpus = tmp_path / "corpus"
+    corpus.mkdir()
+    for v in ("mvhi_hdr", "mvlo_ldr"):
+        shutil.copy(ptx(v), corpus)
+    outs = apply_family_recipe(FAMILY, corpus, tmp_path / "o", jobs=1)
+    assert [p.name for p in outs] == ["swin_tiny_mvhi_hdr_sm89.tiny_family.ptx",
+                                      "swin_tiny_mvlo_ldr_sm89.tiny_family.ptx"]
+    shutil.copy(ptx("mvhi_ldr_folded"), corpus)
+    with pytest.raises(HookError) as ei:
+        apply_family_recipe(FAMILY, corpus, tmp_path / "o2", jobs=1)
+    assert ei.value.kind == "family" and "1 of 3 kernel(s) not applied" in str(ei.value)
+    assert "mvhi_ldr_folded" in str(ei.value) and len(list((tmp_path / "o2").iterdir())) == 2
