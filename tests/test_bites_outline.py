@@ -216,3 +216,18 @@ def test_branch_out_of_the_region_is_refused():
     with pytest.raises(OutlineError, match="outside the region"):
         build_outline(mod, fn, rng, call, ext)
     assert G  # the global base the interpreter uses is nonzero (addresses are distinct)
+
+
+def test_pair_load_after_the_other_results_definition_in_program_order_is_refused():
+    # control reaches the region through the pair load (s5) and THEN the later value of
+    # %r6 (s2, earlier in the text, reached by a backward branch). Copying the recomputed
+    # statements in text order would run s2 before s5, and s5 would overwrite %r6
+    prefix = ["bra $L_D;", "$L_S:", "add.s32 %r6, %r1, 5;", "bra $L_R;", "$L_D:",
+              "ld.global.nc.v2.u32 {%r5, %r6}, [%rd2+8];", "bra $L_S;", "$L_R:"]
+    region = ["add.s32 %r7, %r5, %r6;"]
+    try:
+        want, got, _ = run_both(prefix, region, ["%rd2", "%r1"], ["%r7"])
+    except OutlineError as exc:
+        assert "overwrite %r6" in str(exc)
+    else:
+        assert got == want
