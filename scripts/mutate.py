@@ -204,7 +204,7 @@ def main(argv=None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("-k", default="", help="run only mutations whose id contains this")
     ap.add_argument("-j", type=int, default=1, help="mutations run at once (scratch copies)")
-    ap.add_argument("--timeout", type=float, default=300.0, help="seconds per test run")
+    ap.add_argument("--timeout", type=float, default=900.0, help="seconds per test run")
     ap.add_argument("--out", type=Path, default=ROOT / "docs" / "tests.md")
     ap.add_argument("--list", action="store_true", help="list the mutations, run nothing")
     ap.add_argument("--no-baseline", action="store_true",
@@ -233,12 +233,20 @@ def main(argv=None) -> int:
     try:
         if not args.no_baseline:
             subsets = sorted({tuple(tests_for(m, tests_map)) for m in chosen})
-            for tests in subsets:
-                status, secs, detail = run_tests(dirs[0], list(tests), args.timeout)
-                print(f"baseline {' '.join(tests)}: {'pass' if status == 'survived' else status}"
-                      f" ({secs:.0f} s)", file=sys.stderr, flush=True)
-                if status != "survived":
-                    raise SystemExit(f"the unmutated tests do not pass: {detail}")
+
+            def base(tests):
+                d = pool.get()
+                try:
+                    return tests, run_tests(d, list(tests), args.timeout)
+                finally:
+                    pool.put(d)
+            with ThreadPoolExecutor(max_workers=max(1, args.j)) as ex:
+                for tests, (status, secs, detail) in ex.map(base, subsets):
+                    print(f"baseline {' '.join(tests)}: "
+                          f"{'pass' if status == 'survived' else status} ({secs:.0f} s)",
+                          file=sys.stderr, flush=True)
+                    if status != "survived":
+                        raise SystemExit(f"the unmutated tests do not pass: {detail}")
         results = []
         with ThreadPoolExecutor(max_workers=max(1, args.j)) as ex:
             futs = [ex.submit(one, m, tests_map, args.timeout, pool) for m in chosen]
