@@ -238,9 +238,12 @@ def call_user(path, key: str, what: str, fn, *args):
 def import_recipe(path) -> Any:
     """Import the recipe file under a unique module name (two recipes with the same file
     name never share a module)."""
+    from .fsutil import InputError, read_input
     path = Path(path)
-    if not path.is_file():
-        raise RecipeError(path, "no such recipe file")
+    try:            # a regular file: a FIFO, a loop or a too-long name is an error here
+        read_input(path, what="recipe file")
+    except InputError as exc:
+        raise RecipeError(path, exc.message) from None
     digest = hashlib.sha1(str(path.resolve()).encode()).hexdigest()[:10]
     stem = re.sub(r"\W", "_", path.stem)
     modname = f"_rrsplice_recipe_{stem}_{digest}_{next(_counter)}"
@@ -371,6 +374,8 @@ def normalise(path, mod, raw) -> Recipe:
     if not f.strip():
         raise RecipeError(path, "empty file name", "file")
     check_text(path, "file", f)
+    if len(f.encode()) > 4000 or any(len(part.encode()) > 255 for part in Path(f).parts):
+        raise RecipeError(path, f"file name too long ({len(f)} characters)", "file")
 
     constants = {k: getattr(mod, k) for k in CONSTANTS if hasattr(mod, k)}
     rec = Recipe(path=path, module=mod, raw=raw, form=form, file=f, constants=constants)
