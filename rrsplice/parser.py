@@ -21,7 +21,7 @@ from .errors import ParseError
 from .lexicon import DECL_ATTR, DECL_NAME, ITEM, SCOPE, SPLIT, grammar_text
 from .scopes import bind_scopes
 from .model import Block, Decl, Function, LabelledDirective, Module, Param, Statement
-from .operands import OperandSyntaxError, clear_caches, parse_instruction
+from .operands import OperandSyntaxError, _int_value, clear_caches, parse_instruction
 
 _GRAMMAR = Path(__file__).with_name("grammar") / "ptx.lark"
 
@@ -36,19 +36,10 @@ _TERMINAL_NAMES = {
 
 
 def _int_lit(tok) -> int:
-    """A PTX integer literal: decimal, 0x hex, 0b binary, 0-prefixed octal, optional U."""
-    t = str(tok).rstrip("U")
-    neg = t.startswith("-")
-    digits = t[1:] if neg else t
-    if digits[:2] in ("0x", "0X"):
-        v = int(digits[2:], 16)
-    elif digits[:2] in ("0b", "0B"):
-        v = int(digits[2:], 2)
-    elif len(digits) > 1 and digits[0] == "0" and set(digits) <= set("01234567"):
-        v = int(digits, 8)
-    else:
-        v = int(digits, 10)
-    return -v if neg else v
+    """A PTX integer literal with an optional sign (the digits are read by the operand
+    parser's one reader of decimal, 0x hex, 0b binary, 0-prefixed octal, U suffix)."""
+    t = str(tok)
+    return -_int_value(t[1:]) if t.startswith("-") else _int_value(t)
 
 
 class _Build(Transformer):

@@ -29,10 +29,13 @@ Options combinable with every form (and with each other), see :mod:`rrsplice.rew
 ``apply --all`` and the hook apply it to every matching kernel of a corpus).
 
 Module constants (``MODULE``, ``CALLEE``, ``A_REGS``, ``C_REGS``, ``RET_REGS``, ``SCRATCH``,
-``W_REG``, ``V_REG``, ``RET_STRIDE``, ``ENTRY``) are read when present, never required.
+``W_REG``, ``V_REG``, ``RET_STRIDE``, ``ENTRY``, ``ANY_MODULE``) are read when present, never
+required.
 
 The PTX module is resolved by :func:`resolve_module`: ``--corpus DIR``, ``$RRSPLICE_CORPUS``,
-``[tool.rrsplice] corpus``, ``~/.cache/d4r-rr-corpus``, the bundled ``corpus_fixtures/``.
+``[tool.rrsplice] corpus``, ``~/.cache/d4r-rr-corpus``, the bundled ``corpus_fixtures/``; a
+module that is missing or lacks the entry is an error unless ``ANY_MODULE = True`` (or
+``--any-module``) allows another corpus module that defines the entry.
 """
 
 from __future__ import annotations
@@ -59,7 +62,7 @@ BUNDLED_CORPUS = Path(__file__).resolve().parent.parent / "corpus_fixtures"
 
 CONSTANTS = ("MODULE", "CALLEE", "ENTRY", "CUT_CALL", "A_REGS", "C_REGS", "RET_REGS",
              "RET_STRIDE", "SCRATCH", "W_REG", "V_REG", "PASSED", "ABI", "BODY", "TARGET",
-             "OWN_SCRATCH")
+             "OWN_SCRATCH", "ANY_MODULE")
 
 # form -> (required keys, optional keys); `file` and `entry` are common to all
 FORMS = {

@@ -152,6 +152,7 @@ def test_crlf_module_keeps_crlf(tmp_path):
     assert out.count(b"\n") == n + 2 and out.count(b"\r\n") == n + 2
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("recipe", REPO_RECIPES, ids=lambda p: p.name)
 def test_repository_recipes_apply_and_assemble(recipe, tmp_path, ptxas_path):
     res = apply(recipe, out=tmp_path / "out.ptx")
@@ -218,6 +219,7 @@ def test_scaffold_dec2_matches_the_seed_and_checks(tmp_path, abi):
         assert rec.extern.count(".param .align 8 .b8") == 1
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("ptx", REAL, ids=lambda p: p.name)
 def test_scaffold_every_real_fixture_checks_and_assembles(ptx, tmp_path, ptxas_path):
     for abi in ("scratch", "param"):

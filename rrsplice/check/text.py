@@ -9,41 +9,18 @@ from typing import Optional
 
 from ..errors import ParseError
 from ..model import Function, Module
-from ..parser import parse_bytes
+from ..parser import _blank_comments, parse_bytes
 from ..scopes import source_name
 
 
 PROBE = "__rrsplice_probe"
-_HEADER = ".version 8.7\n.target sm_89\n.address_size 64\n"
+# the module header a recipe's snippets (call text, extern) are parsed under
+SNIPPET_HEADER = ".version 8.7\n.target sm_89\n.address_size 64\n"
 
 
 def _strip_comments(text: str) -> str:
-    """`text` with `/* */` comments blanked (line breaks kept) and `//` comments removed,
-    in one left-to-right pass (linear even with many unclosed `/*`)."""
-    out = []
-    i, n = 0, len(text)
-    unclosed = False        # once a `/*` has no `*/` after it, no later one has either
-    while True:
-        j = text.find("/", i)
-        if j < 0 or j + 1 >= n:
-            out.append(text[i:])
-            return "".join(out)
-        nxt = text[j + 1]
-        k = -1
-        if nxt == "*" and not unclosed:
-            k = text.find("*/", j + 2)
-            unclosed = k < 0
-        if nxt == "/":
-            out.append(text[i:j])
-            k = text.find("\n", j)
-            i = n if k < 0 else k
-        elif k >= 0:
-            out.append(text[i:j])
-            out.append(re.sub(r"[^\n]", " ", text[j:k + 2]))
-            i = k + 2
-        else:
-            out.append(text[i:j + 1])
-            i = j + 1
+    """`text` with comments (and strings) blanked, newlines kept: the parser's scanner."""
+    return _blank_comments(text)
 
 
 @dataclass
@@ -94,7 +71,7 @@ def parse_splice_text(text: str, extern: Optional[str] = None, *, what: str = "c
     ext = (extern or "")
     if ext and not ext.endswith("\n"):
         ext += "\n"
-    head = _HEADER + ext
+    head = SNIPPET_HEADER + ext
     if ext:
         try:
             em = parse_bytes((head).encode("utf-8"), "<extern>")
