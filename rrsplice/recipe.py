@@ -626,11 +626,11 @@ def resolve_module(recipe, corpus=None, *, any_module: bool = False
         for d, why in near + dirs:
             cand = d / name
             if cand.is_file():
-                found, found_why = cand, why
+                found, found_why, found_in = cand, why, d
                 break
     if found is not None and (entry is None or defines_entry(found, entry)):
         if (not name.is_absolute() and found_why.startswith("[tool.rrsplice]")
-                and found.parent.resolve() != BUNDLED_CORPUS.resolve()):
+                and found_in.resolve() != BUNDLED_CORPUS.resolve()):
             return found, f"{rec.file} found through {found_why}"
         return found, None
     looked = ", ".join(f"{d} ({why})" for d, why in dirs if d.is_dir()) or "no corpus directory"
