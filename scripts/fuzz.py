@@ -159,8 +159,13 @@ def campaign(args) -> dict:
     os.environ["RRSPLICE_NO_CACHE"] = "1"
     import fuzzing
     from rrsplice.parser import parse_bytes
-    parse_bytes(fuzzing.MODULE_TEXT, "warm-up")      # the children start warm
-    fuzzing.run_cli(["--help"], ROOT)                # and with the CLI imported
+    parse_bytes(fuzzing.MODULE_TEXT, "warm-up")      # the children start warm, with
+    import importlib                                 # every module already imported
+    import pkgutil
+    import rrsplice
+    for info in pkgutil.walk_packages(rrsplice.__path__, "rrsplice."):
+        importlib.import_module(info.name)
+    fuzzing.run_cli(["--help"], ROOT)
     base_kb = _rss_kb()
     work = Path(tempfile.mkdtemp(prefix="rrsplice-fuzz-"))
     t0 = time.perf_counter()
@@ -180,6 +185,8 @@ def campaign(args) -> dict:
                 cli_counts[res["cli"]] += 1
             if res["outcome"] in BAD:
                 failures.append(res)
+                print(f"FAILURE {kind}:{seed} {res['outcome']}: {res.get('detail', '')}",
+                      file=sys.stderr, flush=True)
             if args.progress and done % args.progress == 0:
                 print(f"{done}/{len(cases)} cases, {time.perf_counter() - t0:.0f} s, "
                       f"{len(failures)} failures", file=sys.stderr, flush=True)
