@@ -21,7 +21,8 @@ from .errors import ParseError
 from .lexicon import DECL_ATTR, DECL_NAME, ITEM, SCOPE, SPLIT, grammar_text
 from .scopes import bind_scopes
 from .model import Block, Decl, Function, LabelledDirective, Module, Param, Statement
-from .operands import OperandSyntaxError, _int_value, clear_caches, parse_instruction
+from .operands import (OperandSyntaxError, _int_value, clear_caches, instruction_cache,
+                       parse_instruction)
 
 _GRAMMAR = Path(__file__).with_name("grammar") / "ptx.lark"
 
@@ -31,7 +32,7 @@ _TERMINAL_NAMES = {
     "LBRACE": "'{'", "RBRACE": "'}'", "INSTRUCTION": "instruction", "LABEL": "label",
     "LPAR": "'('", "RPAR": "')'", "COMMA": "','", "LESSTHAN": "'<'", "MORETHAN": "'>'",
     "LSQB": "'['", "RSQB": "']'", "INIT": "'= initializer'", "LOC": "'.loc'",
-    "PRAGMA": "'.pragma'", "SECTION": "'.section'", "FILE_DIR": "'.file'", "$END": "end of file",
+    "PRAGMA": "'.pragma'", "ALIAS": "'.alias'", "SECTION": "'.section'", "FILE_DIR": "'.file'", "$END": "end of file",
 }
 
 
@@ -58,6 +59,9 @@ class _Build(Transformer):
 
     def pragma(self, c):
         return ("pragma", str(c[0]), c[0])
+
+    def alias(self, c):
+        return ("alias", str(c[0]), c[0])
 
     def attr(self, c):
         return (str(c[0]), _int_lit(c[1]) if len(c) > 1 else None, c[0])
@@ -195,11 +199,19 @@ def _split_items(s: str, base: int, line: int, column0: int, blk: Block) -> None
             break
         pos = m.end()
         kind = m.lastgroup
-        if kind == "ldir":
-            st = m.start("label")
-        else:
-            st = m.start(kind)
         en = m.end()
+        if kind == "instr":             # most items: one group lookup gives text and start
+            text = m.group("instr")
+            st = en - len(text)
+            k = count("\n", prev, st)
+            if k:
+                line += k
+                nl = rfind("\n", prev, st)
+            prev = st
+            append(Statement(False, base + st, base + en, line, line + text.count("\n"),
+                             st - nl, text))
+            continue
+        st = m.start("label" if kind == "ldir" else kind)
         k = count("\n", prev, st)
         if k:
             line += k
@@ -207,10 +219,7 @@ def _split_items(s: str, base: int, line: int, column0: int, blk: Block) -> None
         prev = st
         column = st - nl
         text = s[st:en]
-        if kind == "instr":
-            append(Statement(False, base + st, base + en, line, line + text.count("\n"),
-                             column, text))
-        elif kind == "label":
+        if kind == "label":
             append(Statement(True, base + st, base + en, line, line, column, text,
                              text[:-1].rstrip()))
         elif kind == "ldir":
@@ -443,12 +452,14 @@ def _number_statements(fn: Function) -> None:
 
     def walk(blk: Block, scoped: frozenset):
         if blk.decls:
-            local = [d.name for d in blk.decls if d.space == ".reg" and d.count is None
-                     and not d.name.startswith("%")]
+            local = _bare_register_names(blk.decls)
             if local:
-                scoped = scoped | frozenset(local)
+                scoped = scoped | local
         depth = blk.depth
         n = len(out)
+        # the same instruction text recurs across the kernels of a module (register
+        # numbers restart per function): its parse, immutable, is shared
+        parsed = instruction_cache(scoped)
         for item in blk.items:
             kind = type(item)
             if kind is Statement:
@@ -458,9 +469,15 @@ def _number_statements(fn: Function) -> None:
                 item.block = blk
                 item.function = fn
                 if not item.is_label:
+                    text = item._text
+                    hit = parsed.get(text)
+                    if hit is not None:
+                        item.guard, item.opcode, item.operands = hit
+                        append(item)
+                        continue
                     try:
-                        item.guard, item.opcode, item.operands = parse_instruction(item._text,
-                                                                                   scoped)
+                        hit = parsed[text] = parse_instruction(text, scoped)
+                        item.guard, item.opcode, item.operands = hit
                     except RecursionError:
                         raise _OperandFailure(item.start, "operands nested too deeply",
                                               []) from None
@@ -488,7 +505,7 @@ def _number_statements(fn: Function) -> None:
                 if kind is LabelledDirective:
                     tables[item.directive][item.label] = item
 
-    walk(fn.body, frozenset())
+    walk(fn.body, _bare_register_names(fn.params + fn.ret_params))
     bind_scopes(fn)
 
 
@@ -506,6 +523,21 @@ def _too_long(exc: ValueError) -> str:
     if "digits" in str(exc) and hasattr(sys, "get_int_max_str_digits"):
         return f"integer literal longer than {sys.get_int_max_str_digits()} digits"
     return f"bad integer literal: {exc}"
+
+
+def _bare_register_names(decls) -> frozenset:
+    """The names that `.reg` declarations (or `.reg` parameters of a `.func`) give
+    without a '%': operands spelled so are registers, not symbols. A `name<N>` range
+    declares name0 .. name{N-1}."""
+    names = []
+    for d in decls:
+        if d.space == ".reg" and not d.name.startswith("%"):
+            count = getattr(d, "count", None)
+            if count is None:
+                names.append(d.name)
+            else:
+                names.extend(f"{d.name}{i}" for i in range(count))
+    return frozenset(names)
 
 
 def _missing_semicolon(text: str):

@@ -54,6 +54,9 @@ from pathlib import Path
 from typing import Any, Optional
 
 from .errors import RRSpliceError
+from .forms import FORMS as FORM_TABLE
+from .forms import line_regs as _line_regs
+from .forms import text as _text
 
 DEBUG_ENV = "D4R_RRSWIN_DEBUG"
 CORPUS_ENV = "RRSPLICE_CORPUS"
@@ -64,15 +67,9 @@ CONSTANTS = ("MODULE", "CALLEE", "ENTRY", "CUT_CALL", "A_REGS", "C_REGS", "RET_R
              "RET_STRIDE", "SCRATCH", "W_REG", "V_REG", "PASSED", "ABI", "BODY", "TARGET",
              "OWN_SCRATCH", "ANY_MODULE")
 
-# form -> (required keys, optional keys); `file` and `entry` are common to all
-FORMS = {
-    "cut_call": ({"cut_call", "call"}, {"extern"}),
-    "debug": ({"debug"}, {"debug_block"}),
-    "cut_after": ({"cut_after", "tail"}, {"cut_check", "extern"}),
-    "delete": ({"delete", "insert"}, {"delete_check", "extern"}),
-    "replace_body": ({"replace_body", "stub"}, {"extern"}),
-    "baseline": (set(), set()),
-}
+# form -> (required keys, optional keys), from the registry (rrsplice.forms); `file` and
+# `entry` are common to all
+FORMS = {name: (set(f.required), set(f.optional)) for name, f in FORM_TABLE.items()}
 COMMON = {"file", "entry"}
 # options every form accepts: statement rewrites and the family pattern
 OPTIONS = {"sust", "rz_round", "rewrites", "entries"}
@@ -291,26 +288,6 @@ def load_recipe(path, *, debug: Optional[str] = None) -> Recipe:
 
 # ------------------------------------------------------------------ normalising
 
-def _is_int(v) -> bool:
-    return isinstance(v, int) and not isinstance(v, bool)
-
-
-def _line_pair(path, key, v) -> tuple:
-    if not isinstance(v, (tuple, list)) or len(v) != 2 or not all(_is_int(x) for x in v):
-        raise RecipeError(path, f"expected (first, end), two line numbers; got {v!r}"[:300], key)
-    a, b = v
-    if a < 1 or b <= a:
-        raise RecipeError(path, f"({a}, {b}) is not a half-open line interval "
-                          "first < end, first >= 1", key)
-    return (a, b)
-
-
-def _text(path, key, v) -> str:
-    if not isinstance(v, str):
-        raise RecipeError(path, f"expected text (str), got {type(v).__name__}", key)
-    return check_text(path, key, v)
-
-
 def check_text(path, key, v: str) -> str:
     """Text spliced into a module must encode as UTF-8 (no lone surrogates) and hold no
     NUL."""
@@ -322,16 +299,6 @@ def check_text(path, key, v: str) -> str:
     if "\x00" in v:
         raise RecipeError(path, f"not valid text: NUL at character {v.index(chr(0))}", key)
     return v
-
-
-def _line_regs(path, key, v) -> tuple:
-    if (not isinstance(v, (tuple, list)) or len(v) != 2 or not _is_int(v[0])
-            or not isinstance(v[1], (list, tuple))
-            or not all(isinstance(r, str) for r in v[1])):
-        raise RecipeError(path, f"expected (line, [registers]); got {v!r}"[:300], key)
-    if v[0] < 1:
-        raise RecipeError(path, f"line {v[0]} is not a line number", key)
-    return (v[0], list(v[1]))
 
 
 def normalise(path, mod, raw) -> Recipe:
@@ -387,43 +354,7 @@ def normalise(path, mod, raw) -> Recipe:
     if "extern" in raw:
         rec.extern = _text(path, "extern", raw["extern"])
     _options(path, raw, rec)
-    if form == "cut_call":
-        rec.cut_call = _line_pair(path, "cut_call", raw["cut_call"])
-        rec.call = _text(path, "call", raw["call"])
-    elif form == "debug":
-        rec.debug = _line_regs(path, "debug", raw["debug"])
-        blk = raw.get("debug_block")
-        if blk is not None and not (callable(blk) or isinstance(blk, str)):
-            raise RecipeError(path, f"expected a function FN(regs) -> text (or the text), got "
-                              f"{type(blk).__name__}", "debug_block")
-        rec.debug_block = blk
-    elif form == "cut_after":
-        v = raw["cut_after"]
-        if not _is_int(v) or v < 1:
-            raise RecipeError(path, f"expected a line number, got {v!r}", "cut_after")
-        rec.cut_after = v
-        if "cut_check" in raw:
-            rec.cut_check = _text(path, "cut_check", raw["cut_check"])
-        rec.tail = _text(path, "tail", raw["tail"])
-    elif form == "delete":
-        rec.delete = _line_pair(path, "delete", raw["delete"])
-        if "delete_check" in raw:
-            v = raw["delete_check"]
-            if isinstance(v, str):
-                v = (v, None)
-            if (not isinstance(v, (tuple, list)) or len(v) != 2
-                    or not all(x is None or isinstance(x, str) for x in v)):
-                raise RecipeError(path, "expected (first line's text, last line's text)",
-                                  "delete_check")
-            rec.delete_check = tuple(v)
-        rec.insert = _text(path, "insert", raw["insert"])
-    elif form == "replace_body":
-        v = raw["replace_body"]
-        if not (isinstance(v, str) or v is True):
-            raise RecipeError(path, f"expected the entry's name (or True), got {v!r}",
-                              "replace_body")
-        rec.replace_body = v
-        rec.stub = _text(path, "stub", raw["stub"])
+    FORM_TABLE[form].normalise(path, raw, rec)
     return rec
 
 
