@@ -319,7 +319,7 @@ def _load_pickle(entry: Path, accept: Callable) -> object:
 
 def _remember_key(module: Module, key: str) -> None:
     _keys[id(module)] = (module, key)
-    while len(_keys) > 32:
+    while len(_keys) > 4:          # each entry holds a whole module
         _keys.pop(next(iter(_keys)))
 
 
