@@ -5,6 +5,8 @@ from __future__ import annotations
 
 import re
 
+import pytest
+
 from rrsplice.check import check_recipe
 from rrsplice.recipe import load_recipe
 from rrsplice.scaffold import new_recipe
