@@ -207,7 +207,7 @@ def _split_items(s: str, base: int, line: int, column0: int, blk: Block) -> None
                 nl = rfind("\n", prev, st)
             prev = st
             append(Statement(False, base + st, base + en, line, line + text.count("\n"),
-                             st - nl, text))
+                             st - nl, text, None, blk))
             continue
         st = m.start("label" if kind == "ldir" else kind)
         k = count("\n", prev, st)
@@ -219,7 +219,7 @@ def _split_items(s: str, base: int, line: int, column0: int, blk: Block) -> None
         text = s[st:en]
         if kind == "label":
             append(Statement(True, base + st, base + en, line, line, column, text,
-                             text[:-1].rstrip()))
+                             text[:-1].rstrip(), blk))
         elif kind == "ldir":
             append(_labelled_directive(m, text, base + st, base + en, line))
         elif kind == "scope":
@@ -436,7 +436,6 @@ def _number_statements(fn: Function) -> None:
                 n += 1
                 item.index = n
                 item.depth = depth
-                item.block = blk
                 item.function = fn
                 if not item.is_label:
                     text = item._text
