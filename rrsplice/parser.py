@@ -29,7 +29,7 @@ _TERMINAL_NAMES = {
     "DOTWORD": "directive", "NAME": "identifier", "INT": "integer", "SEMI": "';'",
     "LBRACE": "'{'", "RBRACE": "'}'", "INSTRUCTION": "instruction", "LABEL": "label",
     "LPAR": "'('", "RPAR": "')'", "COMMA": "','", "LESSTHAN": "'<'", "MORETHAN": "'>'",
-    "LSQB": "'['", "RSQB": "']'", "INIT": "'= initializer'", "LOC": "'.loc'",
+    "LSQB": "'['", "RSQB": "']'", "INIT": "'= initializer'", "ATTRIBUTE": "'.attribute(...)'", "LOC": "'.loc'",
     "PRAGMA": "'.pragma'", "ALIAS": "'.alias'", "SECTION": "'.section'", "FILE_DIR": "'.file'", "$END": "end of file",
 }
 
@@ -290,6 +290,13 @@ def _scope_block(tok: Token) -> Block:
     return blk
 
 
+# fundamental types besides .bN/.uN/.sN/.fN (PTX ISA "Fundamental Types", "Alternate
+# Floating Point Data Formats")
+_TYPES = frozenset((".pred", ".f16x2", ".f32x2", ".bf16", ".bf16x2", ".tf32", ".e4m3", ".e5m2",
+                    ".e4m3x2", ".e5m2x2", ".e2m3", ".e3m2", ".e2m1", ".e2m1x2", ".ue8m0",
+                    ".s16x2", ".u16x2", ".s8x4", ".u8x4"))
+
+
 def _classify_attrs(attrs):
     """Split `.shared .align 16 .b8` into (space, type, align, vector, texts)."""
     spaces = {".reg", ".sreg", ".const", ".global", ".local", ".param", ".shared", ".tex",
@@ -297,16 +304,22 @@ def _classify_attrs(attrs):
     space = typ = vector = None
     align = None
     texts = []
+    # `.param .u64 .ptr .global .align 16 p`: after `.ptr`, the space and alignment are
+    # those of the memory the parameter points to, not the parameter's own
+    pointee = False
     for word, num, _tok in attrs:
         texts.append(word if num is None else f"{word} {num}")
-        if word in spaces:
+        if word == ".ptr":
+            pointee = True
+        elif pointee:
+            continue
+        elif word in spaces:
             space = word
         elif word == ".align":
             align = num
         elif word in (".v2", ".v4", ".v8"):
             vector = word
-        elif word[1:2] in ("b", "u", "s", "f", "p") and (word[2:].isdigit() or word == ".pred"
-                                                           or word[2:] in ("16x2", "32x2")):
+        elif word in _TYPES or (word[1:2] in ("b", "u", "s", "f") and word[2:].isdigit()):
             typ = word
     return space, typ, align, vector, tuple(texts)
 

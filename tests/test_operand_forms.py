@@ -133,3 +133,18 @@ def test_broken_pairs_are_located(body, col, message):
         _module(body)
     assert err.value.line == 10 and err.value.column == col
     assert message in str(err.value)
+
+
+def test_declaration_attributes_pointer_params_and_alternate_types():
+    m = rrsplice.parse(HEAD + ".global .attribute(.managed) .align 4 .u32 counter;\n"
+                       ".global .attribute(.unified(0x1234, 0x5678)) .bf16 b;\n"
+                       ".visible .entry k(.param .u64 .ptr .global .align 16 out, .param .u32 n)\n"
+                       "{\n\t.reg .bf16x2 %h<2>;\n\t.reg .b128 %q<2>;\n\tret;\n}\n")
+    counter, b = m.decls
+    assert counter.attrs == (".global", ".attribute(.managed)", ".align 4", ".u32")
+    assert (counter.space, counter.type, counter.align) == (".global", ".u32", 4)
+    assert b.type == ".bf16" and b.attrs[1] == ".attribute(.unified(0x1234, 0x5678))"
+    out, n = m.functions[0].params
+    assert (out.space, out.type, out.align) == (".param", ".u64", None)   # .global/.align: pointee
+    assert n.space == ".param"
+    assert [d.type for d in m.functions[0].decls()] == [".bf16x2", ".b128"]
