@@ -39,7 +39,8 @@ import re
 from dataclasses import dataclass
 from typing import Optional
 
-from .model import Address, Function, Negated, ParenList, PredPair, Reg, Statement, Symbol, Vector
+from .model import (Address, Element, Function, Negated, Offset, ParenList, PredPair, Reg, Statement,
+                    Symbol, Vector)
 
 # ---------------------------------------------------------------- the table
 
@@ -195,6 +196,27 @@ def _regs(op, out: list) -> None:
         _regs(op.second, out)
     elif t is Negated:
         _regs(op.reg, out)
+    elif t is Element:                # `quad.x`: the vector register it is part of
+        _regs(op.reg, out)
+    elif t is Offset:                 # `%rd2+4` outside brackets reads %rd2
+        if type(op.base) is Reg:
+            _regs(op.base, out)
+
+
+def _element_writes(op, uses: list, partial: list) -> None:
+    """A destination that is one element of a vector register (`mov.b32 quad.x, ...`)
+    writes part of it: the other elements survive, so it is read as well and not killed."""
+    t = type(op)
+    if t is Element:
+        if not op.reg.special:
+            uses.append(op.reg.key)
+            partial.append(op.reg.key)
+    elif t is Vector:
+        for item in op.items:
+            if type(item) is Element:
+                _element_writes(item, uses, partial)
+    elif t is PredPair:
+        _element_writes(op.first, uses, partial)
 
 
 _ROLE_CACHE: dict = {}
@@ -323,6 +345,8 @@ def def_use(st: Statement) -> DefUse:
                     _regs(op, uses)
                 elif role == "D":
                     _regs(op, defs)
+                    if type(op) is not Reg:
+                        _element_writes(op, uses, partial)
                 else:  # "M"
                     _regs(op, defs)
                     _regs(op, uses)

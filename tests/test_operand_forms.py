@@ -148,3 +148,17 @@ def test_declaration_attributes_pointer_params_and_alternate_types():
     assert (out.space, out.type, out.align) == (".param", ".u64", None)   # .global/.align: pointee
     assert n.space == ".param"
     assert [d.type for d in m.functions[0].decls()] == [".bf16x2", ".b128"]
+
+
+def test_def_use_of_elements_and_offsets():
+    """A write to one element keeps the rest of the vector (a use, no kill); `%rd2+4`
+    outside brackets reads %rd2."""
+    from rrsplice.semantics import def_use
+    fn = _module(".reg .v4 .b32 quad;\nmov.u64 %rd1, 8;\nmov.u64 %rd2, %rd1+4;\n"
+                 "mov.b32 quad.x, %r1;\nadd.u32 %r2, quad.x, quad.w;\n"
+                 "mov.v4.b32 quad, {%r1, %r1, %r1, %r1};").functions[0]
+    offset, elem_def, elem_use, whole = [def_use(st) for st in fn.statements[1:5]]
+    assert offset.uses == ("%rd1",) and offset.kills == ("%rd2",)
+    assert elem_def.defs == ("quad",) and "quad" in elem_def.uses and elem_def.kills == ()
+    assert elem_use.uses == ("quad",) and elem_use.defs == ("%r2",)
+    assert whole.kills == ("quad",) and "quad" not in whole.uses
