@@ -95,7 +95,7 @@ def _named(tok: str, scoped):
 # the full tokenizer + recursive-descent parser, which also gives the precise error.
 _P = r"(?:\{[^{}]*\}|\[[^\[\]]*\]|\([^()]*\)|[^\s,;{}\[\]()/](?:[^,;{}\[\]()/]*[^\s,;{}\[\]()/])?)"
 _FAST = re.compile(rf"\s*+(?:@\s*+(!?)\s*+([%A-Za-z_$][\w$]*+)\s++)?"
-                   rf"([a-z][\w$]*+(?:(?:\.|::)[\w$]++)*+)\s*+(?:({_P}\s*(?:,\s*{_P}\s*)*))?;")
+                   rf"([a-z][\w$]*+(?:(?:\.|::)[\w$]++)*+)\s*+(?:({_P}\s*(?:,\s*{_P}\s*)*+))?;")
 _PIECES = re.compile(_P)
 _REG_FULL = re.compile(r"%[A-Za-z_$][\w$]*(?:\.[xyzwrgba])?")
 _ADDR_FULL = re.compile(r"\[\s*(%?[A-Za-z_$][\w$]*)\s*(?:\+\s*(-?\d+)\s*)?\]")

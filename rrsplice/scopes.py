@@ -133,6 +133,11 @@ def _bind_op(op, keys: dict):
         return PredPair(_bind_op(op.first, keys), _bind_op(op.second, keys))
     if t is Negated:
         return Negated(_bound(op.reg, keys))
+    if t is Element:
+        return Element(_bound(op.reg, keys), op.elem)
+    if t is Offset:
+        base = _bound(op.base, keys) if type(op.base) is Reg else op.base
+        return Offset(base, op.offset, op.text)
     if t is Address:
         base = _bound(op.base, keys) if type(op.base) is Reg else op.base
         return Address(base, op.offset, tuple(_bind_op(i, keys) for i in op.extra))
