@@ -8,6 +8,7 @@ block scopes known (so block-scoped `.reg` names without `%` resolve to register
 from __future__ import annotations
 
 import gc
+from itertools import accumulate
 import os
 import re
 import sys
@@ -191,13 +192,7 @@ def _split_items(s: str, base: int, line: int, column0: int, blk: Block) -> None
     # items are contiguous: each match starts where the previous ended, and the first
     # position with no match holds only trailing trivia. (`finditer` would retry at every
     # later character, which is quadratic in a long trailing comment.)
-    match = SPLIT.match
-    pos = 0
-    while True:
-        m = match(s, pos)
-        if m is None or m.end() == pos:
-            break
-        pos = m.end()
+    for m in _contiguous_items(s):
         kind = m.lastgroup
         en = m.end()
         if kind == "instr":             # most items: one group lookup gives text and start
@@ -233,6 +228,32 @@ def _split_items(s: str, base: int, line: int, column0: int, blk: Block) -> None
             decls = _simple_decls(text, base + st, base + en, line)
             blk.decls.extend(decls)
             items.extend(decls)
+
+
+def _contiguous_items(s: str):
+    """SPLIT's matches over `s`, one after another from its start.
+
+    Text the lexer took as statements or a simple scope is a run of items and trivia, so
+    when it ends with an item (its last non-blank character a `;`, `:` or `}` on a line
+    without a comment) one `finditer` up to that end yields every item, in C. Otherwise the
+    items are matched one by one, each where the previous ended, and the first position
+    with no match holds only trailing trivia (`finditer` would retry at every later
+    character: quadratic in a long trailing comment)."""
+    end = len(s.rstrip())
+    if end and s[end - 1] in ";:}" and "/" not in s[s.rfind("\n", 0, end) + 1:end]:
+        return SPLIT.finditer(s, 0, end)
+    return _one_by_one(s)
+
+
+def _one_by_one(s: str):
+    match = SPLIT.match
+    pos = 0
+    while True:
+        m = match(s, pos)
+        if m is None or m.end() == pos:
+            return
+        pos = m.end()
+        yield m
 
 
 def _labelled_directive(m, text: str, start: int, end: int, line: int) -> LabelledDirective:
@@ -392,9 +413,24 @@ def parse_bytes(data: bytes, name: str, path: str | None = None) -> Module:
 _NEST = re.compile(r'[{}]|//[^\n]*+|/\*(?:[^*]|\*(?!/))*+(?:\*/)?|"[^"\n]*+"?')
 
 
+_NEST_DEPTH = re.compile(r'([{}])|//[^\n]*+|/\*(?:[^*]|\*(?!/))*+(?:\*/)?|"[^"\n]*+"?')
+_BRACE_STEP = {"{": 1, "}": -1, "": 0}.__getitem__
+_NEST_IRRELEVANT = re.compile(r'[^{}/*"\n]+')
+
+
 def _check_nesting(text: str, name: str) -> None:
     """Braces nested deeper than MAX_NESTING are an error before the LALR parser sees
     them (its stack would hold every open brace: memory in proportion to the depth)."""
+    # The deepest point, computed in C over the text reduced to what decides nesting
+    # (braces, and the characters that open and close comments and strings: the same
+    # comments and strings are found in it); only a module that goes too deep is walked
+    # again to find where.
+    if text.count("{") <= MAX_NESTING:
+        return
+    reduced = _NEST_IRRELEVANT.sub("", text)
+    if max(accumulate(map(_BRACE_STEP, _NEST_DEPTH.findall(reduced))), default=0) \
+            <= MAX_NESTING:
+        return
     depth = 0
     for m in _NEST.finditer(text):
         c = m.group()
