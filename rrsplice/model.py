@@ -289,7 +289,7 @@ class Statement:
                  "_base", "_mods")
 
     def __init__(self, is_label, start, end, line, end_line, column, text,
-                 label=None, guard=None, opcode=None, operands=()):
+                 label=None, block=None, guard=None, opcode=None, operands=()):
         self.index = 0
         self.is_label = is_label
         self.label = label
@@ -299,7 +299,7 @@ class Statement:
         self.end_line = end_line
         self.column = column
         self.depth = 0
-        self.block = None
+        self.block = block
         self.guard = guard
         self.opcode = opcode
         self.operands = operands

@@ -85,10 +85,15 @@ def bind_scopes(fn: Function) -> None:
             own = _keys_of(fn, blk, lines_used)
             if own:
                 keys = {**keys, **own}
+        if not keys:              # nothing to bind here: only the blocks inside matter
+            for item in blk.items:
+                if type(item) is Block:
+                    walk(item, keys)
+            return
         for item in blk.items:
             if isinstance(item, Block):
                 walk(item, keys)
-            elif isinstance(item, Statement) and keys and not item.is_label:
+            elif isinstance(item, Statement) and not item.is_label:
                 _rebind(item, keys)
 
     walk(fn.body, {})
