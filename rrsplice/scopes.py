@@ -18,6 +18,8 @@ The `@` cannot occur in a PTX identifier, so a key never collides with a real na
 
 from __future__ import annotations
 
+from typing import Optional
+
 from .model import (Address, Block, Decl, Element, Function, Guard, Negated, Offset, ParenList,
                     PredPair, Reg, Statement, Vector)
 
@@ -149,3 +151,34 @@ def scope_blocks(fn: Function) -> list:
             out.append(blk)
         stack[:0] = [i for i in blk.items if isinstance(i, Block)]
     return out
+
+
+class Labels:
+    """Label lookup with PTX's scoping: a label belongs to the `{ }` block it is written in
+    and is visible there and in the blocks inside it, so the same label may appear in two
+    blocks of one function (inline-asm retry loops `LAB_WAIT: ... bra LAB_WAIT;` inlined
+    twice). A branch names the label of its innermost enclosing block that has one."""
+
+    def __init__(self, fn: Function):
+        self.fn = fn
+        self._at: dict = {}
+        self.unique = True
+        seen = set()
+        for st in fn.statements:
+            if st.is_label:
+                self._at.setdefault((id(st.block), st.label), st)
+                if st.label in seen:
+                    self.unique = False
+                seen.add(st.label)
+
+    def resolve(self, st: Statement, name: str) -> Optional[Statement]:
+        """The label statement `name` means at statement `st`, or None."""
+        if self.unique:
+            return self.fn.label_statement(name)
+        blk = st.block
+        while blk is not None:
+            hit = self._at.get((id(blk), name))
+            if hit is not None:
+                return hit
+            blk = blk.parent
+        return None

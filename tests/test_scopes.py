@@ -110,3 +110,65 @@ def test_same_line_declarations_and_ranges_get_distinct_keys(decl):
     keys = {k for st in fn.statements if not st.is_label
             for k in FunctionAnalysis(fn).du[st.index - 1].defs if source_name(k) == name}
     assert len(keys) == 1 and next(iter(keys)).startswith(f"{name}@L20c")
+
+
+TWO_WAITS = """.version 8.7
+.target sm_90
+.address_size 64
+.visible .entry k(.param .u64 k_param_0)
+{
+	.reg .b32 %r<8>;
+	.reg .pred %p<3>;
+	mov.u32 %r1, 1;
+	mov.u32 %r2, 2;
+	{
+	.reg .pred P1;
+LAB_WAIT:
+	setp.gt.u32 P1, %r1, 5;
+	add.u32 %r1, %r1, 1;
+	@!P1 bra LAB_WAIT;
+	}
+	{
+	.reg .pred P1;
+LAB_WAIT:
+	setp.gt.u32 P1, %r2, 5;
+	add.u32 %r3, %r2, 1;
+	@!P1 bra LAB_WAIT;
+	}
+	st.global.u32 [%rd0], %r3;
+	ret;
+}
+""".replace("[%rd0]", "[%r4]")
+
+
+def test_labels_are_local_to_their_block():
+    from rrsplice.cfg import build_cfg
+    fn = parse(TWO_WAITS).functions[0]
+    cfg = build_cfg(fn)
+    assert not cfg.unresolved
+    labs = [st.index for st in fn.statements if st.is_label]
+    bras = [st.index for st in fn.statements if st.base == "bra"]
+    assert len(labs) == 2 and len(bras) == 2
+    for lab, bra in zip(labs, bras):       # each retry loop branches back to its own label
+        assert lab in cfg.stmt_succs(bra)
+    fa = FunctionAnalysis(fn)
+    # %r1 is only read in the first loop: not live in the second one
+    second = StatementRange(labs[1], bras[1])
+    assert "%r1" not in fa.range_live_in(second)
+    assert "%r2" in fa.live_in_at(labs[1])
+    # the first loop's back edge reads %r1 again: live after its branch
+    assert "%r1" in fa.live_out_at(bras[0])
+
+
+def test_inline_asm_retry_loops_of_the_conformance_corpus_resolve_to_their_own_block():
+    from rrsplice.cfg import build_cfg
+    path = ROOT / "corpus_fixtures" / "conformance" / "nvcc" / "hopper_sm_90a.ptx"
+    for fn in parse(path).functions:
+        cfg = build_cfg(fn)
+        assert not cfg.unresolved
+        for st in fn.statements:
+            if st.base == "bra" and st.operands[0].name in ("LAB_WAIT", "DONE"):
+                (to,) = [s for s in cfg.stmt_succs(st.index)
+                         if fn.statements[s - 1].is_label
+                         and fn.statements[s - 1].label == st.operands[0].name]
+                assert fn.statements[to - 1].block is st.block
