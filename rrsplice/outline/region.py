@@ -127,7 +127,7 @@ def region_needs(fn: Function, rng: StatementRange, live_at_exit: set,
                 continue
             for name in _branch_targets(st):
                 lab = scoped.resolve(st, name) if name in labels else None
-                if lab is not None and lab.index in rng:
+                if lab is not None and lab.index in rng and lab.index != rng.first:
                     raise OutlineError(f"{st.sid} (line {st.line}), outside the region, branches "
                                        f"to {name} (line {lab.line}) inside it: "
                                        f"the region has a second entry")
