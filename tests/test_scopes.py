@@ -172,3 +172,33 @@ def test_inline_asm_retry_loops_of_the_conformance_corpus_resolve_to_their_own_b
                          if fn.statements[s - 1].is_label
                          and fn.statements[s - 1].label == st.operands[0].name]
                 assert fn.statements[to - 1].block is st.block
+
+
+def test_issue_warp_scan_block_keeps_its_registers_inside():
+    text = """.version 8.7
+.target sm_90
+.address_size 64
+.visible .entry k(.param .u64 k_param_0)
+{
+	.reg .b32 %r<5>;
+	.reg .pred %p<2>;
+	.reg .b64 %rd<2>;
+	ld.param.u64 %rd1, [k_param_0];
+	ld.global.u32 %r3, [%rd1];
+	{ .reg .pred p; .reg .b32 t;
+	shfl.sync.down.b32 t|p, %r3, 1, 31, -1;
+	@p add.u32 %r3, %r3, t; }
+	elect.sync _|%p1, -1;
+	@%p1 st.global.u32 [%rd1], %r3;
+	ret;
+}
+"""
+    fn = parse(text).functions[0]
+    fa = FunctionAnalysis(fn)
+    shfl, add = fn.statement(3), fn.statement(4)
+    assert set(fa.du[2].defs) == {"t@L11", "p@L11"}
+    assert set(fa.du[3].uses) == {"p@L11", "%r3", "t@L11"}
+    block = StatementRange(3, 4)
+    assert fa.range_live_in(block) == ["%r3"] and fa.range_live_out(block) == ["%r3"]
+    assert set(fa.du[4].defs) == {"%p1"} and fa.du[4].kills == ("%p1",)
+    assert shfl.text.strip().startswith("shfl") and add.guard is not None
