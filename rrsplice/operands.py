@@ -95,7 +95,7 @@ def _named(tok: str, scoped):
 # the full tokenizer + recursive-descent parser, which also gives the precise error.
 _P = r"(?:\{[^{}]*\}|\[[^\[\]]*\]|\([^()]*\)|[^\s,;{}\[\]()/](?:[^,;{}\[\]()/]*[^\s,;{}\[\]()/])?)"
 _FAST = re.compile(rf"\s*+(?:@\s*+(!?)\s*+([%A-Za-z_$][\w$]*+)\s++)?"
-                   rf"([a-z][\w$]*+(?:(?:\.|::)[\w$]++)*+)\s*+(?:({_P}\s*(?:,\s*{_P}\s*)*))?;")
+                   rf"([a-z][\w$]*+(?:(?:\.|::)[\w$]++)*+)\s*+(?:({_P}\s*(?:,\s*{_P}\s*)*+))?;")
 _PIECES = re.compile(_P)
 _REG_FULL = re.compile(r"%[A-Za-z_$][\w$]*(?:\.[xyzwrgba])?")
 _ADDR_FULL = re.compile(r"\[\s*(%?[A-Za-z_$][\w$]*)\s*(?:\+\s*(-?\d+)\s*)?\]")
@@ -105,9 +105,23 @@ _HEXF_FULL = re.compile(r"0[fF][0-9a-fA-F]{8}|0[dD][0-9a-fA-F]{16}")
 _PIECE_CACHES: dict = {}
 
 
+_INSTRUCTION_CACHES: dict = {}
+
+
 def clear_caches() -> None:
-    """Forget cached operand pieces (parse() calls this per module to bound memory)."""
+    """Forget cached operand pieces and instructions (parse() calls this per module to
+    bound memory)."""
     _PIECE_CACHES.clear()
+    _INSTRUCTION_CACHES.clear()
+
+
+def instruction_cache(scoped_regs: frozenset) -> dict:
+    """instruction text -> parse_instruction's result, for one set of scoped names (the
+    parser fills it; results are immutable, so statements share them)."""
+    cache = _INSTRUCTION_CACHES.get(scoped_regs)
+    if cache is None:
+        cache = _INSTRUCTION_CACHES[scoped_regs] = {}
+    return cache
 
 
 def _piece(piece: str, scoped_regs) -> object:

@@ -557,13 +557,6 @@ def weight_offset(fa, index: int, reg: str) -> Optional[int]:
     return None
 
 
-def describe(fa, value) -> str:
-    """A value in words, naming the weight image and the parameter block."""
-    if isinstance(value, Load) and _engine(fa).is_weight(value.base):
-        return f"weight image +{value.element_offset}" + (" + runtime" if value.dynamic else "")
-    return str(value)
-
-
 # ---------------------------------------------------------------- symbol uses
 
 _PROPAGATE = ADDRESS_ARITH

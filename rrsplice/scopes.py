@@ -138,6 +138,10 @@ def _bind_op(op, keys: dict):
     if t is Address:
         base = _bound(op.base, keys) if type(op.base) is Reg else op.base
         return Address(base, op.offset, tuple(_bind_op(i, keys) for i in op.extra))
+    if t is Element:
+        return Element(_bound(op.reg, keys), op.elem)
+    if t is Offset and type(op.base) is Reg:
+        return Offset(_bound(op.base, keys), op.offset, op.text)
     return op
 
 

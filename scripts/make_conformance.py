@@ -10,7 +10,8 @@ tested on the PTX that users' modules actually contain, not on shapes written to
            architectures (Triton compiles ahead of time without a GPU)
   hand/    one small hand-written file per ISA syntax block the compilers do not emit
            (never touched by this script)
-  big/     (--big, not committed) many_kernels.cu: one ≥150k-line module for the benchmarks
+  big/     (--big or --big-only, not committed) many_kernels.cu: a ≥150k-line module and a
+           >500k-line one (-DGROUPS=38) for the benchmarks
 
 Every source is compiled from a fixed build directory, so the `.file` paths that -lineinfo
 and -G record are the same on every machine and a re-run gives the same bytes.
@@ -24,6 +25,8 @@ MANIFEST.tsv lists every generated and hand-written file with its target, origin
 from __future__ import annotations
 
 import argparse
+import contextlib
+import fcntl
 import hashlib
 import os
 import re
@@ -86,11 +89,27 @@ def _write(path: Path, data: str) -> None:
     os.replace(tmp, path)
 
 
-def _stage_sources() -> None:
+@contextlib.contextmanager
+def _staged():
+    """Hold the build directory (other checkouts on this machine use the same path: the
+    path is what keeps the bytes machine-independent) and copy this checkout's sources in."""
     BUILD_DIR.mkdir(parents=True, exist_ok=True)
-    for src in SRC.iterdir():
-        if src.is_file():
-            shutil.copyfile(src, BUILD_DIR / src.name)
+    with open(BUILD_DIR.parent / (BUILD_DIR.name + ".lock"), "w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        try:
+            for src in SRC.iterdir():
+                if src.is_file():
+                    shutil.copyfile(src, BUILD_DIR / src.name)
+            yield BUILD_DIR
+        finally:
+            fcntl.flock(lock, fcntl.LOCK_UN)
+
+
+def _nvcc(source: str, args: list, dest: Path) -> None:
+    with _staged(), tempfile.TemporaryDirectory() as tmp:
+        tmp_out = Path(tmp) / "out.ptx"
+        _run(["nvcc", *args, source, "-o", str(tmp_out)], cwd=BUILD_DIR)
+        _write(dest, tmp_out.read_text())
 
 
 def build_nvcc(out: Path, only: tuple | None = None) -> list:
@@ -104,11 +123,7 @@ def build_nvcc(out: Path, only: tuple | None = None) -> list:
                     continue
                 suffix = "" if mode == "plain" else f"_{mode}"
                 dest = out / f"{stem}_{arch}{suffix}.ptx"
-                with tempfile.TemporaryDirectory() as tmp:
-                    tmp_out = Path(tmp) / "out.ptx"
-                    _run(["nvcc", f"-arch={arch}", "-ptx", *flags, source, "-o", str(tmp_out)],
-                         cwd=BUILD_DIR)
-                    _write(dest, tmp_out.read_text())
+                _nvcc(source, [f"-arch={arch}", "-ptx", *flags], dest)
                 made.append((dest, arch, _nvcc_command(source, arch, mode)))
                 print(f"  {dest}", file=sys.stderr)
     return made
@@ -130,18 +145,21 @@ def build_triton(out: Path, python: str) -> tuple[list, str]:
     ptxas = shutil.which("ptxas")
     env = dict(os.environ, TRITON_DEFAULT_FP_FUSION="1", TRITON_CACHE_DIR=str(BUILD_DIR / "tcache"),
                TRITON_PTXAS_PATH=ptxas, TRITON_PTXAS_BLACKWELL_PATH=ptxas)
-    version = _run([python, "-c", _TRITON_DRIVER, str(BUILD_DIR), str(out),
-                    str(_ptx_isa_version()), json.dumps(TRITON_ARCHS)], env=env).strip()
+    with _staged():
+        version = _run([python, "-c", _TRITON_DRIVER, str(BUILD_DIR), str(out),
+                        str(_ptx_isa_version()), json.dumps(TRITON_ARCHS)], env=env).strip()
     return sorted(out.glob("*.ptx")), version
 
 
-def build_big(out: Path) -> Path:
-    dest = out / f"many_kernels_{BIG_ARCH}.ptx"
-    with tempfile.TemporaryDirectory() as tmp:
-        tmp_out = Path(tmp) / "out.ptx"
-        _run(["nvcc", f"-arch={BIG_ARCH}", "-ptx", BIG_SOURCE, "-o", str(tmp_out)], cwd=BUILD_DIR)
-        _write(dest, tmp_out.read_text())
-    return dest
+def build_big(out: Path) -> list:
+    """The scale modules: many_kernels.cu as it is (~216k lines) and with GROUPS=38 (>500k)."""
+    made = []
+    for groups, name in ((16, f"many_kernels_{BIG_ARCH}.ptx"),
+                         (38, f"many_kernels_500k_{BIG_ARCH}.ptx")):
+        dest = out / name
+        _nvcc(BIG_SOURCE, [f"-arch={BIG_ARCH}", "-ptx", f"-DGROUPS={groups}"], dest)
+        made.append(dest)
+    return made
 
 
 def _target(path: Path) -> str:
@@ -191,11 +209,15 @@ def main(argv=None) -> int:
                     help="a Python that can `import triton` (default: this one)")
     ap.add_argument("--no-triton", action="store_true", help="keep the committed triton/ files")
     ap.add_argument("--big", action="store_true", help="also build big/ (the scale module)")
+    ap.add_argument("--big-only", action="store_true", help="build only big/")
     ap.add_argument("--manifest-only", action="store_true",
                     help="only rewrite MANIFEST.tsv (after editing a hand/ file)")
     args = ap.parse_args(argv)
+    if args.big_only:
+        for big in build_big(CORPUS / "big"):
+            print(f"  {big}", file=sys.stderr)
+        return 0
     if not args.manifest_only:
-        _stage_sources()
         build_nvcc(CORPUS / "nvcc")
         if not args.no_triton:
             if not _has_triton(args.triton_python):
@@ -205,8 +227,8 @@ def main(argv=None) -> int:
             _write(CORPUS / "triton" / "VERSION", version + "\n")
             print(f"  triton {version}: {len(made)} files", file=sys.stderr)
         if args.big:
-            big = build_big(CORPUS / "big")
-            print(f"  {big.relative_to(ROOT)}", file=sys.stderr)
+            for big in build_big(CORPUS / "big"):
+                print(f"  {big}", file=sys.stderr)
     write_manifest(manifest_entries())
     return 0
 

@@ -154,7 +154,6 @@ def test_generator_reproduces_a_committed_file(tmp_path):
     _tool("nvcc")
     sys.path.insert(0, str(ROOT / "scripts"))
     import make_conformance as gen
-    gen._stage_sources()
     made = gen.build_nvcc(tmp_path, only=("warp.cu", "sm_80", "lineinfo"))
     assert [p.name for p, _arch, _origin in made] == ["warp_sm_80_lineinfo.ptx"]
     assert made[0][0].read_bytes() == (CORPUS / "nvcc" / "warp_sm_80_lineinfo.ptx").read_bytes()

@@ -44,6 +44,7 @@ def test_corpus_is_complete():
                for n in real)
 
 
+@pytest.mark.slow
 def test_every_fixture_assembles(ptxas_path):
     def run(job):
         path, arch = job
