@@ -36,12 +36,13 @@ class Reg:
     (see rrsplice.scopes); `key` is the register's identity for every analysis."""
     name: str
     special: bool = False
-    ident: Optional[str] = None
+    # not part of equality: an operand compares by its text; identity is `key`
+    ident: Optional[str] = field(default=None, compare=False)
     kind = "reg"
 
     @property
     def key(self) -> str:
-        """The register's identity: its name, or `NAME@L<line>` for a scoped declaration."""
+        """The register's identity: its name, or `NAME@B<k>` for one declared in a nested block."""
         return self.ident or self.name
 
     def registers(self) -> Iterator["Reg"]:
