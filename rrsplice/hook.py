@@ -23,6 +23,11 @@ a failed or interrupted build never leaves a half-written file. ``D4R_RRSWIN_DEB
 honoured the way the recipe reads it (the recipe's ``recipe()`` sees the variable), and
 ``stage=`` selects one of the recipe's ``stages()`` explicitly.
 
+Families: ``apply_family_recipe(recipe, corpus_dir, out_dir)`` applies a recipe whose
+``recipe()`` gives ``entries=REGEX`` to every kernel of the corpus the pattern names, in
+parallel (a cut is ported to each variant by aligning its code; a variant that does not
+align is refused and reported, the others are written).
+
 Errors: :class:`HookError` (a subclass of ``rrsplice.errors.RRSpliceError``) with
 ``.kind`` one of ``"recipe"`` (the recipe does not import / ``recipe()`` fails / its result is
 malformed), ``"module"`` (the PTX module is not in the corpus), ``"check"`` (the checks

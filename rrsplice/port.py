@@ -286,8 +286,7 @@ def _render(rec: Recipe, mp: _Mapper, mb: Module, mod_path: Path, fb: Function, 
     consts["MODULE"] = file_value
     consts["ENTRY"] = fb.name
     if rec.form == "cut_call" and new_lines:
-        if "CUT_CALL" in consts or True:
-            consts["CUT_CALL"] = tuple(new_lines)
+        consts["CUT_CALL"] = tuple(new_lines)
     body = {"file": "MODULE", "entry": "ENTRY"}
     texts = {}
     if rec.form == "cut_call":

@@ -42,6 +42,7 @@ import weakref
 from dataclasses import dataclass, field
 from typing import Optional, Union
 
+from .isa import ADDRESS_ARITH, INT_EVAL, memory_effect
 from .model import Address, Function, Imm, Reg, Statement, Symbol, Vector, is_special_register
 from .semantics import register_sort_key
 
@@ -275,8 +276,8 @@ def _binop(a, b, fn) -> Value:
 # ---------------------------------------------------------------- the engine
 
 _LOOP = Unknown("value depends on itself around a loop")
-_HANDLED = frozenset({"mov", "cvta", "cvt", "add", "sub", "mul", "mad", "shl", "shr", "and",
-                      "or", "xor", "ld", "ldu", "neg"})
+# opcodes whose values the engine follows: integer evaluation (the registry's) and loads
+_HANDLED = frozenset(INT_EVAL) | {"ld", "ldu"}
 
 
 class _Engine:
@@ -447,7 +448,7 @@ class _Engine:
                 return Unknown("floating-point conversion")
             return src[0]
         if base == "neg":
-            return _binop(Const(0), src[0], lambda a, b: a - b)
+            return _binop(Const(0), src[0], INT_EVAL["sub"])
         if len(src) < 2:
             return Unknown(f"{st.opcode} with one source")
         a, b = src[0], src[1]
@@ -459,24 +460,15 @@ class _Engine:
             if "cc" in mods:
                 return Unknown("subtract with carry")
             return _sub(a, b)
-        if base == "mul":
-            if "hi" in mods:
-                return Unknown("high half of a product")
-            return _binop(a, b, lambda x, y: x * y)
+        if base in ("mul", "mad") and "hi" in mods:
+            return Unknown("high half of a product")
         if base == "mad":
-            if "hi" in mods or len(src) < 3:
-                return Unknown("high half of a product")
-            return _add(_binop(a, b, lambda x, y: x * y), src[2])
-        if base == "shl":
-            return _binop(a, b, lambda x, y: x << y)
-        if base == "shr":
-            return _binop(a, b, lambda x, y: x >> y)
-        if base == "and":
-            return _binop(a, b, lambda x, y: x & y)
-        if base == "or":
-            return _binop(a, b, lambda x, y: x | y)
-        if base == "xor":
-            return _binop(a, b, lambda x, y: x ^ y)
+            if len(src) < 3:
+                return Unknown(f"{st.opcode} with two sources")
+            return _add(_binop(a, b, INT_EVAL["mul"]), src[2])
+        fn2 = INT_EVAL.get(base)
+        if fn2 is not None:
+            return _binop(a, b, fn2)
         return Unknown(f"defined by {st.opcode}")
 
     def _load(self, st: Statement, d: int, reg: str) -> Value:
@@ -565,19 +557,9 @@ def weight_offset(fa, index: int, reg: str) -> Optional[int]:
     return None
 
 
-def describe(fa, value) -> str:
-    """A value in words, naming the weight image and the parameter block."""
-    if isinstance(value, Load) and _engine(fa).is_weight(value.base):
-        return f"weight image +{value.element_offset}" + (" + runtime" if value.dynamic else "")
-    return str(value)
-
-
 # ---------------------------------------------------------------- symbol uses
 
-_PROPAGATE = frozenset({"mov", "cvta", "cvt", "add", "sub", "mad", "and", "or", "xor", "selp"})
-_READS = frozenset({"ld", "ldu", "ldmatrix", "prefetch", "prefetchu"})
-_WRITES = frozenset({"st", "stmatrix"})
-_ATOMIC = frozenset({"atom", "red", "mbarrier"})
+_PROPAGATE = ADDRESS_ARITH
 
 
 @dataclass(frozen=True)
@@ -648,17 +630,18 @@ def _mentions_symbol(op, symbol: str) -> bool:
 
 
 def _access_kind(st: Statement, pos: int, n_addr_before: int) -> str:
-    base = st.base
-    if base in _READS:
+    """read | write | atomic for the n-th address of `st`, from the registry's memory
+    effect (a copy writes its first address and reads the others; an unknown effect counts
+    as atomic: it may do both)."""
+    effect = memory_effect(st.opcode)
+    if effect in ("read", "prefetch"):
         return "read"
-    if base in _WRITES:
+    if effect == "write":
         return "write"
-    if base in _ATOMIC:
-        return "atomic"
-    if base == "cp":
+    if effect == "copy":
         return "write" if n_addr_before == 0 else "read"
-    if base == "st":
-        return "write"
+    if effect == "atomic" and st.base == "cp" and n_addr_before > 0:
+        return "read"            # cp.reduce: the source is only read
     return "atomic"
 
 

@@ -18,8 +18,8 @@ The `@` cannot occur in a PTX identifier, so a key never collides with a real na
 
 from __future__ import annotations
 
-from .model import (Address, Block, Decl, Function, Guard, Negated, ParenList, PredPair, Reg,
-                    Statement, Vector)
+from .model import (Address, Block, Decl, Element, Function, Guard, Negated, Offset, ParenList,
+                    PredPair, Reg, Statement, Vector)
 
 SEP = "@"
 
@@ -128,9 +128,18 @@ def _bind_op(op, keys: dict):
         return PredPair(_bind_op(op.first, keys), _bind_op(op.second, keys))
     if t is Negated:
         return Negated(_bound(op.reg, keys))
+    if t is Element:
+        return Element(_bound(op.reg, keys), op.elem)
+    if t is Offset:
+        base = _bound(op.base, keys) if type(op.base) is Reg else op.base
+        return Offset(base, op.offset, op.text)
     if t is Address:
         base = _bound(op.base, keys) if type(op.base) is Reg else op.base
         return Address(base, op.offset, tuple(_bind_op(i, keys) for i in op.extra))
+    if t is Element:
+        return Element(_bound(op.reg, keys), op.elem)
+    if t is Offset and type(op.base) is Reg:
+        return Offset(_bound(op.base, keys), op.offset, op.text)
     return op
 
 

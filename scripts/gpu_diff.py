@@ -105,6 +105,9 @@ class Driver:
 # ---------------------------------------------------------------- inputs
 
 
+FILLS = ("zero", "f16_unit", "f32_unit", "f32_signed2", "e4m3_small")
+
+
 def fill(rng: np.random.Generator, kind: str, nbytes: int) -> np.ndarray:
     """Host bytes for one buffer, by the launch description's fill name."""
     if kind == "zero":
@@ -120,12 +123,67 @@ def fill(rng: np.random.Generator, kind: str, nbytes: int) -> np.ndarray:
     raise ValueError(f"unknown fill {kind!r}")
 
 
+_FIELD_BYTES = {"buffer": 8, "texture": 8, "surface": 8, "i32": 4, "f32": 4, "u64": 8}
+
+
+def check_launch(desc: dict) -> list:
+    """The parameter block's fields as (offset, size, name), sorted, after checking that
+    every field has a known kind and fill and lies inside the block without overlapping
+    another, and that the grid and block are three positive sizes; ValueError otherwise."""
+    for key in ("grid", "block"):
+        v = desc.get(key)
+        if not (isinstance(v, list) and len(v) == 3 and all(isinstance(x, int) and x > 0
+                                                             for x in v)):
+            raise ValueError(f"{key} must be three positive sizes, got {v!r}")
+    pb = desc["param_block"]
+    spans = []
+    for f in pb["fields"]:
+        kind = f.get("kind")
+        if kind not in _FIELD_BYTES:
+            raise ValueError(f"unknown parameter kind {kind!r} ({f.get('name')})")
+        if kind in ("buffer", "texture", "surface") and f.get("fill", "zero") not in FILLS:
+            raise ValueError(f"unknown fill {f.get('fill')!r} ({f['name']})")
+        off, size = f["offset"], _FIELD_BYTES[kind]
+        if off % size or off < 0 or off + size > pb["size"]:
+            raise ValueError(f"{f['name']} at offset {off} does not fit the {pb['size']}-byte "
+                             f"parameter block with {size}-byte alignment")
+        spans.append((off, size, f["name"]))
+    spans.sort()
+    for (a, n, x), (b, _m, y) in zip(spans, spans[1:]):
+        if a + n > b:
+            raise ValueError(f"{x} (offset {a}) overlaps {y} (offset {b})")
+    return spans
+
+
+def compare_outputs(a: dict, a2: dict, b: dict, desc: dict) -> dict:
+    """Per output: bytes compared, bytes where the spliced run `b` differs from the original
+    `a`, bytes where the original's repeat `a2` differs from `a` (nondeterminism), and bytes
+    each kernel left unwritten (still holding its poison: 0xA5 and 0x3C for the original's
+    two runs, 0x5A for the spliced run)."""
+    per = {}
+    for name in a:
+        mask = a[name] != b[name]
+        diff = int(np.count_nonzero(mask))
+        rep = int(np.count_nonzero(a[name] != a2[name]))
+        per[name] = {"bytes": int(a[name].size), "mismatches": diff,
+                     "original_repeat_mismatches": rep,
+                     "unwritten_original": int(np.count_nonzero(
+                         (a[name] == 0xA5) & (a2[name] == 0x3C))),
+                     "unwritten_spliced": int(np.count_nonzero(b[name] == 0x5A)
+                                              - np.count_nonzero(
+                                                  (b[name] == 0x5A) & (a[name] == 0x5A)))}
+        if diff:
+            per[name]["where"] = _where(desc, name, mask)
+    return per
+
+
 class Inputs:
     """Device objects for one trial: buffers, textures, the output surface, parameter block."""
 
     def __init__(self, cp, desc: dict, seed: int):
         from cupy.cuda import runtime as rt
         from cupy.cuda import texture as tx
+        check_launch(desc)
         self.cp = cp
         rng = np.random.default_rng(seed)
         pb = desc["param_block"]
@@ -270,23 +328,11 @@ def compare(cp, drv: Driver, run: dict, fixture: dict, trials: int, timing: int)
             a = _run(drv, inp, fn_a, desc, params, 0xA5, "original")
             a2 = _run(drv, inp, fn_a, desc, params, 0x3C, "original (repeat)")
             b = _run(drv, inp, fn_b, desc, params, 0x5A, "spliced")
-            per = {}
-            for name in a:
-                mask = a[name] != b[name]
-                diff = int(np.count_nonzero(mask))
-                rep = int(np.count_nonzero(a[name] != a2[name]))
-                per[name] = {"bytes": int(a[name].size), "mismatches": diff,
-                             "original_repeat_mismatches": rep,
-                             "unwritten_original": int(np.count_nonzero(
-                                 (a[name] == 0xA5) & (a2[name] == 0x3C))),
-                             "unwritten_spliced": int(np.count_nonzero(b[name] == 0x5A)
-                                                      - np.count_nonzero(
-                                                          (b[name] == 0x5A) & (a[name] == 0x5A)))}
-                if diff:
-                    per[name]["where"] = _where(desc, name, mask)
-                result["bytes_compared"] += int(a[name].size)
-                result["mismatches"] += diff
-                result["original_repeat_mismatches"] += rep
+            per = compare_outputs(a, a2, b, desc)
+            for o in per.values():
+                result["bytes_compared"] += o["bytes"]
+                result["mismatches"] += o["mismatches"]
+                result["original_repeat_mismatches"] += o["original_repeat_mismatches"]
             result["trials"].append({"seed": seed, "outputs": per})
             print(json.dumps({"trial": t, "fixture": run["fixture"], "cut": run["cut"],
                               "outputs": per}), flush=True)

@@ -28,6 +28,7 @@ from __future__ import annotations
 import argparse
 import importlib.util
 import os
+import re
 import shutil
 import subprocess
 import sys
@@ -187,6 +188,18 @@ def table(results: list, command: str) -> str:
     return "\n".join(out)
 
 
+def read_log(path: Path) -> dict:
+    """id -> (status, seconds, detail) from the per-mutation lines of a run's stderr."""
+    out = {}
+    pat = re.compile(r"^([\w.-]+): (killed|survived|timeout|error|not applicable) "
+                     r"\((\d+) s\) ?(.*)$")
+    for line in path.read_text().splitlines():
+        mt = pat.match(line)
+        if mt:
+            out[mt.group(1)] = (mt.group(2), float(mt.group(3)), mt.group(4))
+    return out
+
+
 def write_table(path: Path, text: str) -> None:
     old = path.read_text() if path.exists() else "# Tests\n\n"
     if BEGIN in old and END in old:
@@ -204,11 +217,14 @@ def main(argv=None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("-k", default="", help="run only mutations whose id contains this")
     ap.add_argument("-j", type=int, default=1, help="mutations run at once (scratch copies)")
-    ap.add_argument("--timeout", type=float, default=300.0, help="seconds per test run")
+    ap.add_argument("--timeout", type=float, default=900.0, help="seconds per test run")
     ap.add_argument("--out", type=Path, default=ROOT / "docs" / "tests.md")
     ap.add_argument("--list", action="store_true", help="list the mutations, run nothing")
     ap.add_argument("--no-baseline", action="store_true",
                     help="skip checking that each test subset passes unmutated")
+    ap.add_argument("--resume", type=Path, metavar="LOG",
+                    help="take the results of an earlier run's log (its stderr) and run only "
+                         "the mutations it did not kill (survivors, errors, missing ones)")
     args = ap.parse_args(argv)
     specs, tests_map = load_specs()
     ids = [m.id for m in specs]
@@ -216,6 +232,7 @@ def main(argv=None) -> int:
     if dup:
         raise SystemExit(f"duplicate mutation ids: {', '.join(dup)}")
     chosen = [m for m in specs if args.k in m.id]
+    earlier = read_log(args.resume) if args.resume else {}
     if args.list:
         na = 0
         for m in chosen:
@@ -233,15 +250,25 @@ def main(argv=None) -> int:
     try:
         if not args.no_baseline:
             subsets = sorted({tuple(tests_for(m, tests_map)) for m in chosen})
-            for tests in subsets:
-                status, secs, detail = run_tests(dirs[0], list(tests), args.timeout)
-                print(f"baseline {' '.join(tests)}: {'pass' if status == 'survived' else status}"
-                      f" ({secs:.0f} s)", file=sys.stderr, flush=True)
-                if status != "survived":
-                    raise SystemExit(f"the unmutated tests do not pass: {detail}")
+
+            def base(tests):
+                d = pool.get()
+                try:
+                    return tests, run_tests(d, list(tests), args.timeout)
+                finally:
+                    pool.put(d)
+            with ThreadPoolExecutor(max_workers=max(1, args.j)) as ex:
+                for tests, (status, secs, detail) in ex.map(base, subsets):
+                    print(f"baseline {' '.join(tests)}: "
+                          f"{'pass' if status == 'survived' else status} ({secs:.0f} s)",
+                          file=sys.stderr, flush=True)
+                    if status != "survived":
+                        raise SystemExit(f"the unmutated tests do not pass: {detail}")
         results = []
+        kept = {m.id: m for m in chosen if earlier.get(m.id, ("",))[0] in ("killed", "timeout")}
+        torun = [m for m in chosen if m.id not in kept]
         with ThreadPoolExecutor(max_workers=max(1, args.j)) as ex:
-            futs = [ex.submit(one, m, tests_map, args.timeout, pool) for m in chosen]
+            futs = [ex.submit(one, m, tests_map, args.timeout, pool) for m in torun]
             for f in futs:
                 r = f.result()
                 results.append(r)
@@ -250,6 +277,12 @@ def main(argv=None) -> int:
     finally:
         for d in dirs:
             shutil.rmtree(d, ignore_errors=True)
+    for mid, m in kept.items():
+        status, secs, detail = earlier[mid]
+        results.append(dict(m=m, status=status, secs=secs, detail=detail,
+                            tests=tests_for(m, tests_map)))
+    order = {m.id: i for i, m in enumerate(chosen)}
+    results.sort(key=lambda r: order[r["m"].id])
     cmd = "python scripts/mutate.py" + (f" -k {args.k}" if args.k else "")
     write_table(args.out, table(results, cmd))
     killed = sum(r["status"] in ("killed", "timeout") for r in results)

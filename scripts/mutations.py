@@ -32,7 +32,9 @@ class Mut:
 T = "tests/"
 SYNTAX = (T + "test_bites_syntax.py", T + "test_roundtrip.py", T + "test_parse_errors.py")
 ANALYSIS = (T + "test_bites_analysis.py", T + "test_cfg.py", T + "test_liveness.py",
-            T + "test_semantics.py")
+            T + "test_semantics.py", "-knot cli_liveness_default_module")
+EDITS = (T + "test_bites_edits.py", T + "test_apply.py",
+         "-knot scaffold_every_real and not scaffold_refuses and not cli_apply_summary")
 #: module prefix -> the test files run against its mutations (fast subsets, not the suite)
 TESTS = [
     ("rrsplice/parser.py", SYNTAX),
@@ -42,10 +44,11 @@ TESTS = [
     ("rrsplice/semantics.py", ANALYSIS),
     ("rrsplice/cfg.py", ANALYSIS),
     ("rrsplice/dataflow.py", ANALYSIS),
-    ("rrsplice/provenance.py", (T + "test_provenance.py",)),
+    ("rrsplice/provenance.py", (T + "test_provenance.py",
+                                "-knot classification_cfg_fixture")),
     ("rrsplice/mma.py", (T + "test_mma.py",)),
-    ("rrsplice/emit.py", (T + "test_bites_edits.py", T + "test_apply.py")),
-    ("rrsplice/splice.py", (T + "test_bites_edits.py", T + "test_apply.py")),
+    ("rrsplice/emit.py", EDITS),
+    ("rrsplice/splice.py", EDITS),
     ("rrsplice/check/", (T + "test_bites_check.py", T + "test_check.py",
                          "-kfails_its_check or that_pass or scratch or bites")),
     ("rrsplice/outline/", (T + "test_bites_outline.py", T + "test_outline_oracle.py",
@@ -95,7 +98,8 @@ MUTATIONS = [
         'return Imm(piece, abs(int(piece)), "int")', "fast-path negative integer sign lost"),
     Mut(O, "operands-after-semicolon", '''        if self.i != len(self.toks):
             kind, tok, off = self.toks[self.i]''', '''        if False:
-            kind, tok, off = self.toks[self.i]''', "text after ';' accepted"),
+            kind, tok, off = self.toks[self.i]''', "text after ';' accepted",
+        equivalent="the statement grammar ends an instruction at its first ';', so the operand parser never receives text after it (the grammar reports it instead)"),
     Mut(O, "operands-missing-semicolon-hint", 'if tok and "\\n" in self.text[prev_end:off]:',
         'if False:', "missing ';' on the previous line not diagnosed as such"),
     # ------------------------------------------------------------------ parser
@@ -152,7 +156,8 @@ MUTATIONS = [
             kills_ok = False''', '''            covered = False''',
         "an unknown opcode's first operand killed (not conservative)"),
     Mut(S, "semantics-star-repeat", 'rest = letter[0]', 'rest = "U"',
-        "a repeated role (`D*`) applies only once"),
+        "a repeated role (`D*`) applies only once",
+        equivalent='every starred role in the table is `U*` (D U*, U*, M U*), so repeating `U` instead of the starred letter changes nothing'),
     Mut(S, "semantics-pseudo", 'return ":" in name', 'return name.startswith("param:")',
         "`cc:CF` not recognised as a pseudo-register"),
     Mut(S, "semantics-sort-numeric", 'return (is_pseudo(name), tuple(int(p) if i % 2 else p for i, p in enumerate(parts)))',
@@ -440,7 +445,8 @@ MUTATIONS = [
                     why = f"its definition {d.sid} reads {u}"
                     break''', '''                if False:
                     why = f"its definition {d.sid} reads {u}"
-                    break''', "a definition reading the carry flag recomputed"),
+                    break''', "a definition reading the carry flag recomputed",
+        equivalent='no opcode in the recomputable set reads a pseudo-register: the carry readers (addc, subc, madc) and the .param readers (ld.param, call) are refused earlier as impure'),
     Mut(OR, "outline-passed-source-recomputed", '''                if u in passed:
                     continue''', '''                if False:
                     continue''', "a passed source recomputed instead of taken from the call"),
@@ -450,7 +456,8 @@ MUTATIONS = [
     Mut(OR, "outline-value-key-sources", '''    return (str(st.guard) if st.guard else "", st.opcode,
             tuple(str(o) for o in st.operands[1:]), pos)''', '''    return (str(st.guard) if st.guard else "", st.opcode,
             tuple(str(o) for o in st.operands[1:2]), pos)''', "parameter reads matched on the "
-        "first source only"),
+        "first source only",
+        equivalent='a kernel-parameter read (`ld.param`) has exactly one source operand, so the first source is all of them'),
     Mut(OB, "outline-reload-overwritten", 'if set(pv.registers) & defs]', 'if False]',
         "parameters overwritten by recomputation not reloaded"),
     Mut(OB, "outline-reload-late", '''            if reloads[st.index]:
@@ -466,7 +473,8 @@ MUTATIONS = [
     Mut(OB, "outline-apply-overlap", '''        if a < pos:
             raise OutlineError(f"overlapping rewrites at offset {a}")''', '''        if a < pos - 1:
             raise OutlineError(f"overlapping rewrites at offset {a}")''',
-        "overlapping rewrites in the region text not detected", equivalent=None),
+        "overlapping rewrites in the region text not detected",
+        equivalent='each region statement is rewritten once: a parameter read as a whole statement (and nothing else), or disjoint occurrences of distinct .shared symbols'),
     Mut(OB, "outline-param-load-offset", 'param_lines.append(f"\\t{op} {pv.value}, [{p.name}+{pv.offset}];")',
         'param_lines.append(f"\\t{op} {pv.value}, [{p.name}+0];")', "parameter loads ignore "
         "the offset"),
@@ -476,7 +484,7 @@ MUTATIONS = [
     Mut(OB, "outline-scoped-skip", '''            if reg in scoped_names and not kernel_types(reg):
                 continue''', '''            if reg in scoped_names:
                 continue''', "a kernel register shadowed by a scoped name never recomputed",
-        equivalent=None),
+        ),
     Mut(OB, "outline-sym-width", 'width = 64 if (_type_width(st) == 64 and not _in_address(st, sym)) else 32',
         'width = 32', "a 64-bit use of a .shared array's address given the 32-bit register"),
     Mut(OB, "outline-kernel-param-address", '''            if sym in kernel_params:
@@ -496,7 +504,8 @@ MUTATIONS = [
                     raise OutlineError''', '''                if name in labels and False:
                     raise OutlineError''', "a branch into the region from outside accepted"),
     Mut(ORG, "outline-brx", '''            if st.base == "brx" and not targets:''', '''            if False:''',
-        "an indirect branch in the region accepted"),
+        "an indirect branch in the region accepted",
+        equivalent='an indirect branch names a .branchtargets table, not a label, so the region check refuses it one step earlier ("branches to TABLE, which is not a label")'),
     Mut(ORG, "outline-needs-kill", 'g = (g & ~k_i) | u_i', 'g = g | u_i',
         "a register written before it is read still needed on entry"),
     Mut(ORG, "outline-needs-exit", 'out |= exit_mask if s == "exit" else live[s]',
@@ -519,5 +528,5 @@ MUTATIONS = [
     Mut(OCS, "outline-passed-special", '''            if isinstance(pv.value, Reg) and not pv.value.special:
                 out.setdefault(pv.value.name, pv)''', '''            if isinstance(pv.value, Reg):
                 out.setdefault(pv.value.name, pv)''', "a special register passed by value "
-        "counted as a passed register", equivalent=None),
+        "counted as a passed register", ),
 ]

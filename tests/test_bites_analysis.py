@@ -236,3 +236,29 @@ def test_range_entered_by_a_branch_from_outside():
 def test_range_ending_inside_a_block_exits_to_the_next_statement():
     fa = analyze(fn_of(*CARRY))
     assert fa.range_exits(StatementRange(2, 3)) == [(3, 4)]
+
+
+def test_register_written_on_one_path_is_passed_in_for_out():
+    # %r2 is written only when %p1 is false; read after the range: the caller must pass it
+    # in (the other path keeps it) and take it back out
+    fn = fn_of("mov.u32 %r2, 1;",                # s1
+               "@%p1 bra L;",                    # s2  range s2-s4
+               "mov.u32 %r2, 5;",                # s3
+               "L:",                             # s4
+               "st.global.u32 [%rd1], %r2;",     # s5
+               "ret;")
+    fa = analyze(fn)
+    rng = StatementRange(2, 4)
+    assert fa.range_live_in(rng) == ["%p1"]
+    assert fa.range_live_through(rng) == ["%p1", "%r2", "%rd1"]
+    assert fa.range_live_out(rng) == ["%r2"]
+    assert fa.range_pass_in_for_out(rng) == ["%r2"]
+
+
+def test_statement_indices_start_at_one():
+    fa = analyze(fn_of("mov.u32 %r1, 1;", "ret;"))
+    with pytest.raises(IndexError):
+        fa.live_in_at(0)
+    with pytest.raises(IndexError):
+        fa.live_out_at(3)
+    assert fa.live_in_at(2) == frozenset()

@@ -182,3 +182,49 @@ def test_ret_inside_the_cut_is_reported(tmp_path):
     rep = check_recipe(write(tmp_path, call, ext, (n - 1, n + 1)))
     ctl = [f for f in rep.findings if f.code == "control"]
     assert any("`ret`" in f.message for f in ctl), rep.findings
+
+
+def test_cut_past_the_end_of_the_module(tmp_path):
+    n = len(KERNEL.splitlines())
+    call, ext = call_param(["%r6"], ["%r11"])
+    rep = check_recipe(write(tmp_path, call, ext, (n, n + 2)))
+    cut = [f for f in rep.findings if f.code == "cut-range" and f.severity == "error"]
+    assert cut and "past the end" in cut[0].message
+
+
+def test_cut_including_the_body_brace_is_out_of_the_body(tmp_path):
+    call, ext = call_param(["%r6"], ["%r11"])
+    rep = check_recipe(write(tmp_path, call, ext, (9, 12)))      # line 9 is the body's `{`
+    cut = [f for f in rep.findings if f.code == "cut-range" and f.severity == "error"]
+    assert cut and "not inside" in cut[0].message
+
+
+def test_return_count_must_match_the_declaration(tmp_path):
+    call, ext = call_param(["%r6"], ["%r11"])
+    call = call.replace("call.uni (rv), body, (a0);", "call.uni body, (a0);")
+    call = call.replace("\tld.param.b32 %r11, [rv+0];\n", "")
+    rep = check_recipe(write(tmp_path, call, ext, (L_MUL10, L_ADD11 + 1)))
+    args = [f for f in rep.findings if f.code == "call-args" and f.severity == "error"]
+    assert any("takes 0 return value(s)" in f.message and "returns 1" in f.message
+               for f in args), rep.findings
+
+
+def test_braces_in_comments_do_not_count(tmp_path):
+    kernel = KERNEL.replace("\tmul.lo.s32 %r10, %r6, 3;\n",
+                            "\tmul.lo.s32 %r10, %r6, 3; // } or { in a comment\n")
+    call, ext = call_param(["%r6"], ["%r11"])
+    rep = check_recipe(write(tmp_path, call, ext, (L_MUL10, L_ADD11 + 1), kernel=kernel))
+    assert "cut-block" not in codes(rep)
+    assert rep.ok, [(f.code, f.message) for f in rep.errors]
+
+
+def test_delete_check_text_must_match(tmp_path):
+    ptx = tmp_path / "k.ptx"
+    ptx.write_text(KERNEL.replace("ATOMIC", "ld.shared.u32 %r12, [%r9];"))
+    rec = tmp_path / "d_recipe.py"
+    rec.write_text(f"def recipe():\n    return dict(file={str(ptx)!r}, delete=({L_MUL10}, "
+                   f"{L_ADD11 + 1}), delete_check=('mul.lo.s32 %r10', 'sub.s32'), "
+                   f"insert='\\tmov.u32 %r11, 0;\\n')\n")
+    rep = check_recipe(rec)
+    texts = [f for f in rep.findings if f.code == "cut-text"]
+    assert len(texts) == 1 and texts[0].severity == "error" and "sub.s32" in texts[0].message

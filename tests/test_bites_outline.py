@@ -21,12 +21,14 @@ from test_outline_oracle import CONST, G, HEAD, PARAM1, call_text, fresh_machine
 
 def kernel(prefix: list, region: list, passed: list, returned: list):
     """(module, fn, range, call, extern) with the region right after `prefix`."""
-    first = 3 + len(prefix) + 1
+    def count(lines):          # braces and declarations are not statements
+        return sum(1 for x in lines if not x.startswith(("{", "}", ".")))
+    first = 3 + count(prefix) + 1
     text = HEAD + "".join(f"\t{s}\n" if not s.startswith("$") else f"{s}\n"
                           for s in prefix + region) + "\tret;\n}\n"
     mod = parse(text)
     call, ext = call_text(passed, returned)
-    return mod, mod.functions[0], StatementRange(first, first + len(region) - 1), call, ext
+    return mod, mod.functions[0], StatementRange(first, first + count(region) - 1), call, ext
 
 
 def run_both(prefix, region, passed, returned, seed=1):
@@ -216,3 +218,68 @@ def test_branch_out_of_the_region_is_refused():
     with pytest.raises(OutlineError, match="outside the region"):
         build_outline(mod, fn, rng, call, ext)
     assert G  # the global base the interpreter uses is nonzero (addresses are distinct)
+
+
+def test_pair_load_after_the_other_results_definition_in_program_order_is_refused():
+    # control reaches the region through the pair load (s5) and THEN the later value of
+    # %r6 (s2, earlier in the text, reached by a backward branch). Copying the recomputed
+    # statements in text order would run s2 before s5, and s5 would overwrite %r6
+    prefix = ["bra $L_D;", "$L_S:", "add.s32 %r6, %r1, 5;", "bra $L_R;", "$L_D:",
+              "ld.global.nc.v2.u32 {%r5, %r6}, [%rd2+8];", "bra $L_S;", "$L_R:"]
+    region = ["add.s32 %r7, %r5, %r6;"]
+    try:
+        want, got, _ = run_both(prefix, region, ["%rd2", "%r1"], ["%r7"])
+    except OutlineError as exc:
+        assert "overwrite %r6" in str(exc)
+    else:
+        assert got == want
+
+
+def test_definition_reading_the_carry_flag_is_not_recomputed():
+    # addc reads the carry of the add.cc before it: copying it alone would read a carry
+    # the body never set
+    prefix = ["add.cc.u32 %r8, %r1, 1;", "addc.u32 %r5, %r1, 0;"]
+    mod, fn, rng, call, ext = kernel(prefix, ["add.s32 %r6, %r5, 1;"], ["%r1"], ["%r6"])
+    with pytest.raises(OutlineError, match="s5 .* is not a pure computation"):
+        build_outline(mod, fn, rng, call, ext)
+
+
+def test_passed_sources_are_taken_from_the_call_not_recomputed():
+    # %r3 comes from writable memory (not recomputable) but the call passes it
+    prefix = ["ld.global.u32 %r3, [%rd2+4];", "add.s32 %r5, %r3, 1;"]
+    want, got, o = run_both(prefix, ["add.s32 %r6, %r5, %r3;"], ["%rd2", "%r3"], ["%r6"])
+    assert o.recomputed == ["%r5"] and got == want
+
+
+def test_guarded_parameter_read_is_not_a_passed_copy():
+    prefix = ["setp.lt.u32 %p1, %r1, 3;", "mov.u32 %r13, 0;",
+              "@%p1 ld.param.u32 %r13, [k_param_1];"]
+    mod, fn, rng, call, ext = kernel(prefix, ["ld.param.u32 %r5, [k_param_1];",
+                                              "add.s32 %r6, %r5, 1;"], ["%r13"], ["%r6"])
+    with pytest.raises(OutlineError, match="reads a kernel parameter"):
+        build_outline(mod, fn, rng, call, ext)
+
+
+def test_parameters_at_an_offset_are_loaded_from_that_offset():
+    text_prefix = ["add.s32 %r3, %r1, 40;"]
+    mod, fn, rng, _, _ = kernel(text_prefix, ["add.s32 %r6, %r1, %r3;"], ["%r1"], ["%r6"])
+    call = "\n".join(["{", "\t.param .align 4 .b8 a0[8];", "\tst.param.b32 [a0+0], %r1;",
+                      "\tst.param.b32 [a0+4], %r3;", "\t.param .align 4 .b8 rv[4];",
+                      "\tcall.uni (rv), body, (a0);", "\tld.param.b32 %r6, [rv+0];", "}"])
+    ext = (".extern .func (.param .align 4 .b8 body_ret[4]) body\n"
+           "(\n\t.param .align 4 .b8 body_a0[8]\n)\n;\n")
+    o = build_outline(mod, fn, rng, call, ext)
+    k = fresh_machine(1)
+    run(fn, k, 1, rng.last)
+    body = [f for f in parse(o.ptx.decode()).functions if f.name == "body"][0]
+    b = Machine()
+    b.symbols.update({"body_a0": ("param", None), "body_ret": ("param", None)})
+    b.mem["param"] = {("body_a0", 0): k.regs["%r1"], ("body_a0", 4): k.regs["%r3"]}
+    assert run(body, b) == "ret"
+    assert b.mem["param"][("body_ret", 0)] == k.regs["%r6"] == 2 * k.regs["%r1"] + 40
+
+
+def test_kernel_register_also_declared_in_a_scoped_block_is_recomputed():
+    prefix = ["{", ".reg .b32 %r5;", "mov.u32 %r5, 1;", "}", "add.s32 %r5, %r1, 3;"]
+    want, got, o = run_both(prefix, ["add.s32 %r6, %r5, 1;"], ["%r1"], ["%r6"])
+    assert "%r5" in o.recomputed and got == want

@@ -22,11 +22,16 @@ P = ["%p1", "%p2", "%p3"]
 
 
 class Item:
-    """One generated statement and its ground truth."""
+    """One generated statement and its ground truth. `pre`/`post`: lines printed before /
+    after it that are not statements (a call block's braces and `.param` declarations, a
+    `.branchtargets` table)."""
 
     def __init__(self, text, uses=(), defs=(), kills=(), kind="plain", target=None,
-                 guarded=False, label=None):
+                 guarded=False, label=None, pre=(), post=(), targets=()):
         self.text = text
+        self.pre = tuple(pre)
+        self.post = tuple(post)
+        self.targets = tuple(targets)   # brx.idx: its table's labels
         self.uses = frozenset(uses)
         self.defs = frozenset(defs)
         self.kills = frozenset(kills)
@@ -40,6 +45,70 @@ def two(draw, pool):
     a = draw(st.sampled_from(pool))
     b = draw(st.sampled_from([x for x in pool if x != a]))
     return a, b
+
+
+CARRY = "cc:CF"
+
+
+@st.composite
+def wide(draw, nlabels):
+    """A group of statements (a list of Items): the shapes beyond plain instructions --
+    carry chains, call blocks with `.param` arguments and returns, `!%p` sources, octal
+    literals, unknown opcodes, mma, and `brx.idx` through a `.branchtargets` table."""
+    r = lambda: draw(st.sampled_from(R))          # noqa: E731
+    kind = draw(st.integers(0, 8 if nlabels else 7))
+    if kind == 0:
+        # add.cc writes the carry flag, addc reads it (and does not write it)
+        x, y, z = r(), r(), r()
+        cc = Item(f"add.cc.u32 {x}, {y}, {z};", uses={y, z}, defs={x, CARRY},
+                  kills={x, CARRY})
+        if draw(st.booleans()):
+            return [cc]
+        a, b = r(), r()
+        return [cc, Item(f"addc.u32 {a}, {b}, 0;", uses={b, CARRY}, defs={a}, kills={a})]
+    if kind == 1:
+        # the middle of a chain: reads the carry and writes it again
+        x, y = r(), r()
+        return [Item(f"addc.cc.u32 {x}, {y}, 1;", uses={y, CARRY}, defs={x, CARRY},
+                     kills={x, CARRY})]
+    if kind == 2:
+        # a call block: the argument slot is written whole, the call reads it
+        x = r()
+        return [Item(f"st.param.b32 [pa+0], {x};", uses={x}, defs={"param:pa"},
+                     kills={"param:pa"}, pre=("{", "\t.param .b32 pa;")),
+                Item("call.uni f, (pa);", uses={"param:pa"}, post=("}",))]
+    if kind == 3:
+        x, y = r(), r()
+        return [Item(f"st.param.b32 [pa+0], {x};", uses={x}, defs={"param:pa"},
+                     kills={"param:pa"}, pre=("{", "\t.param .b32 pa;", "\t.param .b32 pr;")),
+                Item("call.uni (pr), g, (pa);", uses={"param:pa"}, defs={"param:pr"},
+                     kills={"param:pr"}),
+                Item(f"ld.param.b32 {y}, [pr+0];", uses={"param:pr"}, defs={y}, kills={y},
+                     post=("}",))]
+    if kind == 4:
+        x, y, z, p = r(), r(), r(), draw(st.sampled_from(P))
+        return [Item(f"selp.b32 {x}, {y}, {z}, !{p};", uses={y, z, p}, defs={x}, kills={x})]
+    if kind == 5:
+        x, y = r(), r()
+        lit = draw(st.sampled_from(["010", "0777", "017U", "0x1f", "0b101"]))
+        return [Item(f"add.s32 {x}, {y}, {lit};", uses={y}, defs={x}, kills={x})]
+    if kind == 6:
+        # not in the semantics table: every register read, the first operand's written,
+        # nothing killed
+        x, y = r(), r()
+        return [Item(f"frobnicate.b32 {x}, {y};", uses={x, y}, defs={x})]
+    if kind == 7:
+        d0, d1 = two(draw, R)
+        a0, a1, b0, c0 = r(), r(), r(), r()
+        return [Item(f"mma.sync.aligned.m16n8k8.row.col.f16.f16.f16.f16 {{{d0}, {d1}}}, "
+                     f"{{{a0}, {a1}}}, {{{b0}}}, {{{c0}, {c0}}};", uses={a0, a1, b0, c0},
+                     defs={d0, d1}, kills={d0, d1})]
+    x = r()
+    labs = sorted({f"$L{draw(st.integers(0, nlabels - 1))}" for _ in range(draw(st.integers(1, 3)))})
+    p = draw(st.sampled_from(P)) if draw(st.booleans()) else None
+    return [Item(f"{'@' + p + ' ' if p else ''}brx.idx {x}, TABLE;", uses={x} | ({p} if p else set()),
+                 kind="brx", targets=labs, guarded=p is not None,
+                 pre=(f"TABLE: .branchtargets {', '.join(labs)};",))]
 
 
 @st.composite
@@ -107,21 +176,31 @@ def instruction(draw, nlabels):
 
 
 @st.composite
-def program(draw):
+def program(draw, widen=False):
     nlabels = draw(st.integers(0, 3))
-    body = draw(st.lists(instruction(nlabels), min_size=1, max_size=22))
+    one = instruction(nlabels).map(lambda it: [it])
+    groups = draw(st.lists(st.one_of(one, wide(nlabels)) if widen else one,
+                           min_size=1, max_size=22))
     for k in range(nlabels):
-        pos = draw(st.integers(0, len(body)))
-        body.insert(pos, Item(f"$L{k}:", kind="label", label=f"$L{k}"))
+        pos = draw(st.integers(0, len(groups)))
+        groups.insert(pos, [Item(f"$L{k}:", kind="label", label=f"$L{k}")])
+    body = [it for g in groups for it in g]
+    for k, it in enumerate(x for x in body if x.kind == "brx"):
+        it.text = it.text.replace("TABLE", f"ts{k}")
+        it.pre = tuple(ln.replace("TABLE", f"ts{k}") for ln in it.pre)
     return body
 
 
 def to_ptx(items) -> str:
     lines = [".version 8.7", ".target sm_89", ".address_size 64", "",
+             ".extern .func f (.param .b32 f_a);",
+             ".extern .func (.param .b32 g_r) g (.param .b32 g_a);", "",
              ".visible .entry k(", "\t.param .u64 k_param_0", ")", "{",
              "\t.reg .pred \t%p<4>;", "\t.reg .b32 \t%r<5>;", "\t.reg .b64 \t%rd<3>;", ""]
     for it in items:
+        lines.extend(it.pre)
         lines.append(it.text if it.kind == "label" else "\t" + it.text)
+        lines.extend(it.post)
     lines += ["}", ""]
     return "\n".join(lines)
 
@@ -140,6 +219,8 @@ class Reference:
             nxt = [i + 1] if i < self.n else []
             if it.kind == "bra":
                 self.succ[i] = [where[it.target]] + (nxt if it.guarded else [])
+            elif it.kind == "brx":
+                self.succ[i] = [where[t] for t in it.targets] + (nxt if it.guarded else [])
             elif it.kind == "ret":
                 self.succ[i] = nxt if it.guarded else []
             else:
@@ -247,7 +328,7 @@ class Reference:
 
 def _analysis(items):
     m = parse(to_ptx(items))
-    fn = m.functions[0]
+    fn = m.functions[-1]
     assert len(fn.statements) == len(items)
     return FunctionAnalysis(fn)
 
@@ -313,3 +394,35 @@ def test_reference_sanity():
     fa = _analysis(items)
     assert set(fa.live_in_at(2)) == {"%r1", "%r2"}
     assert fa.reaching_defs(3, "%r1") == [1, 3]
+
+
+def _plain(regs) -> set:
+    return {r for r in regs if ":" not in r}
+
+
+@settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(st.data())
+def test_wide_shapes_match_path_search(data):
+    """The same properties over programs that also hold carry chains, call blocks, `!%p`,
+    octal literals, unknown opcodes, mma and brx.idx: statement sets include the
+    pseudo-registers, range lists leave them out."""
+    items = data.draw(program(widen=True))
+    fa = _analysis(items)
+    ref = Reference(items)
+    n = len(items)
+    for i in range(1, n + 1):
+        assert set(fa.live_in_at(i)) == ref.live_in(i), (i, to_ptx(items))
+        assert set(fa.live_out_at(i)) == ref.live_out(i), (i, to_ptx(items))
+    for _ in range(3):
+        a = data.draw(st.integers(1, n))
+        b = data.draw(st.integers(a, n))
+        rng = StatementRange(a, b)
+        assert set(fa.range_live_in(rng)) == _plain(ref.range_live_in(a, b)), (a, b, to_ptx(items))
+        assert set(fa.range_live_out(rng)) == _plain(ref.range_live_out(a, b)), \
+            (a, b, to_ptx(items))
+        assert set(fa.range_live_out(rng, pseudo=True)) == ref.range_live_out(a, b), \
+            (a, b, to_ptx(items))
+        assert fa.range_entries(rng) == ref.entries(a, b)
+        i = data.draw(st.integers(1, n))
+        for r in ref.regs:
+            assert fa.reaching_defs(i, r) == ref.reaching_defs(i, r), (i, r, to_ptx(items))

@@ -143,3 +143,20 @@ def test_read_dispatch_pairs_and_errors():
     for text, msg in bad.items():
         with pytest.raises(ValueError, match=msg):
             read_dispatch(_stmts(text + "\n$A:\n$B:"))
+
+
+def test_scratch_abi_delivers_the_exit_index_through_the_scratch_slot(tmp_path):
+    from rrsplice.scaffold import new_recipe
+    path = tmp_path / "search_scratch.py"
+    new_recipe("search_scratch", LOOPS, "s17-s42", abi="scratch", entry="search", out=path)
+    src = path.read_text()
+    assert 'EXITS = [\n    "$L__BB2_6",\n    "$L__BB2_8",\n]' in src
+    rep = check_recipe(path)
+    assert rep.ok, [f.render() for f in rep.errors]
+    body, _p, _r = outline_recipe(path)
+    text = body.ptx.decode()
+    tail = text[text.index("// ---- end of region ----"):]
+    assert re.search(r"st\.shared\.b32 \[%\w+\+8\], %rrsx;", tail)
+    out = tmp_path / "body.ptx"
+    out.write_bytes(body.ptx)
+    _ptxas(out)

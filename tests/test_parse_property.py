@@ -10,6 +10,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from rrsplice import Address, Imm, ParenList, ParseError, PredPair, Reg, Symbol, Vector, emit, parse
+from rrsplice.model import Negated
 
 ROOT = Path(__file__).resolve().parent.parent
 SMALL = ROOT / "corpus_fixtures" / "small"
@@ -56,7 +57,18 @@ def address(draw):
 
 @st.composite
 def source_operand(draw):
-    kind = draw(st.sampled_from(["reg", "int", "hexf", "vec", "sym"]))
+    kind = draw(st.sampled_from(["reg", "int", "hexf", "vec", "sym", "neg", "oct"]))
+    if kind == "neg":
+        p = draw(preds)
+        return "!" + p, Negated(Reg(p))
+    if kind == "oct":
+        # a leading 0 makes an octal literal (PTX ISA); its value, worked out digit by digit
+        digits = draw(st.lists(st.integers(0, 7), min_size=1, max_size=8))
+        t = "0" + "".join(map(str, digits))
+        value = 0
+        for d in digits:
+            value = value * 8 + d
+        return t, Imm(t, value, "int")
     if kind == "reg":
         r = draw(regs)
         return r, Reg(r)
@@ -73,7 +85,8 @@ def source_operand(draw):
 
 @st.composite
 def instruction(draw):
-    shape = draw(st.sampled_from(["alu", "ld", "st", "setp", "bra", "mma", "call", "ret"]))
+    shape = draw(st.sampled_from(["alu", "ld", "st", "setp", "bra", "mma", "call", "ret",
+                                  "brx"]))
     guard_text, guard = "", None
     if draw(st.booleans()):
         p = draw(preds)
@@ -82,7 +95,8 @@ def instruction(draw):
         guard = ("@!" if neg else "@") + p
     b = draw(blank)
     if shape == "alu":
-        op = draw(st.sampled_from(["add.s32", "mov.b32", "mad.lo.s32", "and.b32", "cvt.rn.f16.f32"]))
+        op = draw(st.sampled_from(["add.s32", "mov.b32", "mad.lo.s32", "and.b32", "cvt.rn.f16.f32",
+                                   "add.cc.u32", "addc.cc.u32", "addc.u32", "frobnicate.b32"]))
         ops = [draw(st.one_of(regs.map(lambda r: (r, Reg(r))), vector()))]
         ops += draw(st.lists(source_operand(), min_size=1, max_size=3))
     elif shape == "ld":
@@ -111,6 +125,10 @@ def instruction(draw):
                              max_size=3))
         ops = [("(retval0)", ParenList((Symbol("retval0"),))), ("callee", Symbol("callee")),
                ("(" + ", ".join(args) + ")", ParenList(tuple(Symbol(a) for a in args)))]
+    elif shape == "brx":
+        r = draw(regs)
+        op = "brx.idx"
+        ops = [(r, Reg(r)), ("tbl", Symbol("tbl"))]
     else:
         op, ops = "ret", []
     sep = draw(st.sampled_from([", ", ",", " , ", ",\n\t"]))

@@ -3,7 +3,8 @@
 // rrsurf_round_kernel stores through each of the four surface-store shapes the rewrite
 // knows (`sust.b.2d.v2.b16.zero`, `sust.b.2d.v4.b16.zero`, `sust.b.2d.b32.zero` through
 // surf2Dwrite with cudaBoundaryModeZero, and `sust.p.2d.v4.b32.zero` through inline asm:
-// CUDA C++ has no formatted-store intrinsic) and rounds with roundf (nvcc: copysign 0.5,
+// CUDA C++ has no formatted-store intrinsic; its x coordinate counts elements, not bytes)
+// and rounds with roundf (nvcc: copysign 0.5,
 // `add.rz.ftz.f32`, `cvt.rzi.f32.f32`).  rrround_all_kernel rounds every float bit
 // pattern base + i, so the round rewrite can be compared on all 2^32 inputs.
 #include <cstdint>
@@ -27,7 +28,7 @@ rrsurf_round_kernel(cudaSurfaceObject_t s_v2b16, cudaSurfaceObject_t s_v4b16,
                 s_v4b16, x * 8, y, cudaBoundaryModeZero);
     surf2Dwrite(__float_as_uint(r0 + r1), s_b32, x * 4, y, cudaBoundaryModeZero);
     asm volatile("sust.p.2d.v4.b32.zero [%0, {%1, %2}], {%3, %4, %5, %6};"
-                 :: "l"(s_pv4b32), "r"(x * 16), "r"(y), "f"(r0), "f"(r1), "f"(r2), "f"(r3)
+                 :: "l"(s_pv4b32), "r"(x), "r"(y), "f"(r0), "f"(r1), "f"(r2), "f"(r3)
                  : "memory");
     if (x < width && y < height) rounded[y * width + x] = make_float4(r0, r1, r2, r3);
 }

@@ -34,6 +34,12 @@ empty-args          an empty ``()`` argument list (ZLUDA rejects it: an error fo
                     profile, a warning for ptxas)
 param-return        ``.param`` return parameters (zluda profile: a native body cannot
                     produce ZLUDA's LLVM return value; return through memory)
+sust-left           zluda profile: the recipe asks for surface-store rewrites, yet a surface
+                    store stays (a kind not selected, a shape not known) (warning)
+explicit-rounding   zluda profile: ``.rz``/``.rm``/``.rp`` on float arithmetic the output
+                    keeps (strict floating-point mode; ``rz_round=True``) (warning)
+undeclared-call     a call (in the module or written by a rewrite rule) to a function not
+                    declared before the calling function (zluda and ptxas: error)
 undeclared          a register the splice text uses is declared neither by it nor the function
 special-operand     a special register (``%laneid``) as an operand of an instruction other than
                     ``mov``: ptxas rejects it, ZLUDA accepts it (warning)

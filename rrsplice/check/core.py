@@ -46,20 +46,22 @@ def check_recipe(recipe, corpus=None, *, stage: Optional[str] = None,
     if t.fn is not None:
         rep.facts["function"] = t.fn.name
     _check_entry(rep)
-    if t.kind in ("region", "truncate", "body"):
-        _check_applied(rep)
-    if t.kind == "region":
-        _check_region(rep)
-    elif t.kind == "point":
-        _check_point(rep)
-    elif t.kind == "truncate":
-        _check_truncate(rep)
-    elif t.kind == "body":
-        _check_body(rep)
+    for check in KIND_CHECKS[t.kind]:
+        check(rep)
     check_rewrites(rep)
     rep.facts["target"] = profile
     run_profile(rep, profile)
     return rep
+
+
+def _kind_checks() -> dict:
+    """Target kind -> the checks that run on it, in order (each takes the Report, whose
+    `target` is the typed context: kind, function, lines, text, range)."""
+    return {"region": (_check_applied, _check_region),
+            "point": (_check_point,),
+            "truncate": (_check_applied, _check_truncate),
+            "body": (_check_applied, _check_body),
+            "none": ()}
 
 
 def _check_entry(rep: Report) -> None:
@@ -196,3 +198,6 @@ def _check_control(rep: Report, fn: Function, rng: StatementRange,
         rep.add("warning", "control", f"{len(sts)} `{base}` inside the region (first "
                 f"{sts[0].sid}: `{sts[0].text.strip()}`); the native body must reproduce it",
                 st=sts[0])
+
+
+KIND_CHECKS = _kind_checks()

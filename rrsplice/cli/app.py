@@ -25,6 +25,7 @@ COMMAND_MODULES = {
     "outline": "cmd_outline", "verify": "cmd_outline",
     "fragments": "cmd_fragments", "descriptor": "cmd_descriptor",
     "doctor": "cmd_doctor", "body": "cmd_body",
+    "cache": "cmd_cache",
 }
 
 

@@ -165,7 +165,9 @@ def recipe_group():
     """Recipe scaffolding and porting."""
 
 
-@recipe_group.command("port")
+@recipe_group.command("port", epilog=examples(
+    "rrsplice recipe port recipes/swin_tiny_sm89.py --to "
+    "corpus_fixtures/swin_tiny_mvhi_ldr_sm89.ptx -o /tmp/tiny_mvhi.py"))
 @click.argument("recipe", type=click.Path(dir_okay=False))
 @click.option("--to", "to", required=True, metavar="MODULE[:ENTRY]",
               help="The variant to port to: a PTX module, and the entry when it has several.")

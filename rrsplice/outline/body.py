@@ -10,6 +10,8 @@ import re
 from dataclasses import dataclass, field
 from typing import Optional
 
+from ..emit import apply_spans
+from ..errors import RRSpliceError
 from ..model import Address, Function, Module, Reg, Statement, Symbol
 from ..select import StatementRange
 from ..scopes import is_scoped, source_name
@@ -60,8 +62,10 @@ def _header(module: Module) -> str:
 
 def build_outline(module: Module, fn: Function, rng: StatementRange, call_text: str,
                   extern_text: str, *, lines: Optional[tuple] = None,
-                  analysis=None) -> Outline:
-    """Like `outline`, returning the body together with what went into it."""
+                  analysis=None, rules=()) -> Outline:
+    """Like `outline`, returning the body together with what went into it. `rules`: the
+    recipe's statement rewrites (rrsplice.rewrite), applied to the body's copy of the region
+    as `apply` applies them to the rest of the kernel."""
     header = _header(module)
     site = parse_call(call_text, extern_text, header)
     text = module.text
@@ -185,6 +189,20 @@ def build_outline(module: Module, fn: Function, rng: StatementRange, call_text: 
                                    f"{local_syms[sym].space} {sym}, which a .func cannot see")
         edits.extend(local_edits)
 
+    # ---- the recipe's statement rewrites, on the region's statements
+    rewrite_decls: list = []
+    if rules:
+        from ..rewrite import plan_rewrites
+        plan = plan_rewrites(module, rules, [fn], lambda st: None if rng.first <= st.index
+                             <= rng.last else "outside the region")
+        bad = [i for i in plan.issues if i.severity == "error"]
+        if bad:
+            raise OutlineError(f"{bad[0].code}: {bad[0].message}")
+        for r in plan.replacements:
+            edits.append((r.statement.start, r.statement.end, r.text))
+            edits.extend((f.start, f.end, "") for f in r.folded)
+        rewrite_decls = [plan.declarations[k] for k in sorted(plan.declarations)]
+
     # ---- where the region leaves: its return, and the exits the call text dispatches on
     exit_of, exit_lines, dispatch = _exits(fn, rng, site, names, edits)
 
@@ -263,7 +281,8 @@ def build_outline(module: Module, fn: Function, rng: StatementRange, call_text: 
            f"outline.",
            "//", "", header.rstrip("\n"), ""]
     out.extend(mod_decls)
-    if mod_decls:
+    out.extend(rewrite_decls)
+    if mod_decls or rewrite_decls:
         out.append("")
     out.append(sig)
     out.append("{")
@@ -305,16 +324,14 @@ def build_outline(module: Module, fn: Function, rng: StatementRange, call_text: 
 
 
 def _apply(text: str, start: int, end: int, edits: list) -> str:
-    out = []
-    pos = start
-    for a, b, rep in sorted(edits):
-        if a < pos:
-            raise OutlineError(f"overlapping rewrites at offset {a}")
-        out.append(text[pos:a])
-        out.append(rep)
-        pos = b
-    out.append(text[pos:end])
-    return "".join(out)
+    """The region's text with the outliner's statement rewrites applied (rrsplice.emit's
+    span applier, the one `apply` uses)."""
+    try:
+        return apply_spans(text, edits, start, end)
+    except RRSpliceError as exc:
+        if isinstance(exc, OutlineError):
+            raise
+        raise OutlineError(f"overlapping rewrites: {exc}") from None
 
 
 def _in_address(st: Statement, sym: str) -> bool:

@@ -49,11 +49,11 @@ class RzRoundRule(Rule):
             if why:
                 plan.skipped.append(("rz_round", st, why))
                 continue
-            r = self._pair(fn, i, plan)
+            r = self._pair(fn, i, plan, skip)
             if r is not None:
                 plan.replacements.append(r)
 
-    def _pair(self, fn, i, plan):
+    def _pair(self, fn, i, plan, skip):
         stmts = fn.statements
         add = stmts[i]
         where = f"{add.sid} `{' '.join(add.text.split())}`"
@@ -85,6 +85,10 @@ class RzRoundRule(Rule):
         if cvt is None:
             return bad("a lone `add.rz`: its sum is not read by a `cvt.rzi.f32.f32` in the "
                        "same straight-line code (the round idiom is add.rz + cvt.rzi)")
+        why = skip(cvt)
+        if why:
+            return bad(f"its `cvt.rzi` {cvt.sid} is {why} while the add is not: the idiom "
+                       "straddles the edge of the cut", cvt)
         others = [st for st in stmts if st is not cvt and st is not add
                   and d in def_use(st).uses]
         if others:
