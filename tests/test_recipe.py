@@ -186,11 +186,16 @@ def test_config_corpus_then_bundled(tmp_path, monkeypatch):
     monkeypatch.delenv("RRSPLICE_CORPUS", raising=False)
     cfg = _dec2_copy(tmp_path / "proj" / "corpus")
     (tmp_path / "proj" / "pyproject.toml").write_text('[tool.rrsplice]\ncorpus = "corpus"\n')
-    monkeypatch.chdir(tmp_path / "proj")
-    assert resolve_module(load_recipe(SEED))[0] == cfg.resolve()
-    monkeypatch.chdir(tmp_path)
+    (tmp_path / "proj" / "recipes").mkdir()
+    mine = tmp_path / "proj" / "recipes" / SEED.name
+    shutil.copyfile(SEED, mine)
     monkeypatch.setenv("HOME", str(tmp_path / "home"))
-    assert resolve_module(load_recipe(SEED))[0].parent == BUNDLED_CORPUS
+    # the recipe's own project decides, wherever the command runs
+    for cwd in (tmp_path / "proj", tmp_path):
+        monkeypatch.chdir(cwd)
+        assert resolve_module(load_recipe(mine))[0] == cfg
+        # a recipe of another project ignores this one's settings
+        assert resolve_module(load_recipe(SEED))[0].parent == BUNDLED_CORPUS
 
 
 def test_a_module_defining_the_entry_is_used_and_reported(tmp_path, monkeypatch):
