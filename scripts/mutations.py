@@ -113,8 +113,11 @@ MUTATIONS = [
         "nested block depth not increased"),
     Mut(P, "parser-branchtargets", 'if word != ".callprototype":', 'if word == ".callprototype":',
         "`.branchtargets` lists dropped, `.callprototype` read as targets"),
-    Mut(P, "parser-dims", 'dims = tuple(int(d) if d else None for d in re.findall(r"\\[\\s*(\\d*)\\s*\\]", m.group(3)))',
-        'dims = ()', "declaration array dimensions dropped"),
+    Mut(P, "parser-dims", '''        dims = tuple(_int_lit(d) if d else None
+                     for d in re.findall''', '''        dims = () and tuple(_int_lit(d) if d else None
+                     for d in re.findall''', "scoped-block array dimensions dropped"),
+    Mut(P, "parser-dims-octal", 'dims = tuple(_int_lit(d) if d else None', 'dims = tuple(int(d) if d else None',
+        "scoped-block array dimension `[010]` read as decimal"),
     # ------------------------------------------------------------------ semantics
     Mut(S, "semantics-guard-no-use", 'uses.extend(defs)    # a guarded write may not happen: the old value survives',
         'pass', "a guarded definition does not keep the old value live"),
