@@ -44,7 +44,7 @@ TESTS = [
     ("rrsplice/semantics.py", ANALYSIS),
     ("rrsplice/cfg.py", ANALYSIS),
     ("rrsplice/dataflow.py", ANALYSIS),
-    ("rrsplice/provenance.py", (T + "test_provenance.py",
+    ("rrsplice/provenance.py", (T + "test_bites_provenance.py", T + "test_provenance.py",
                                 "-knot classification_cfg_fixture")),
     ("rrsplice/mma.py", (T + "test_mma.py",)),
     ("rrsplice/emit.py", EDITS),
