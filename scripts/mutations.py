@@ -46,7 +46,7 @@ TESTS = [
     ("rrsplice/dataflow.py", ANALYSIS),
     ("rrsplice/provenance.py", (T + "test_bites_provenance.py", T + "test_provenance.py",
                                 "-knot classification_cfg_fixture")),
-    ("rrsplice/mma.py", (T + "test_mma.py",)),
+    ("rrsplice/mma.py", (T + "test_bites_mma.py", T + "test_mma.py")),
     ("rrsplice/emit.py", EDITS),
     ("rrsplice/splice.py", EDITS),
     ("rrsplice/check/", (T + "test_bites_check.py", T + "test_check.py",
