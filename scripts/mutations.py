@@ -302,7 +302,9 @@ MUTATIONS = [
         'd_t, a_t, b_t, c_t = types[0], types[0], types[1], types[1]',
         "a two-type mma assigns A/C the wrong types"),
     Mut(MM, "mma-shape-first", 'if mm and not shape:', 'if mm:',
-        "a later shape-like modifier overrides the shape"),
+        "a later shape-like modifier overrides the shape",
+        equivalent="an mma opcode names exactly one `mMnNkK` shape, so the first shape-like "
+        "modifier is also the last"),
     Mut(MM, "mma-operands", 'c=_regs_of(ops[3])', 'c=_regs_of(ops[0])',
         "C operand read from the D position"),
     Mut(MM, "mma-b-operand", 'b=_regs_of(ops[2])', 'b=_regs_of(ops[1])',

@@ -49,3 +49,30 @@ def test_two_type_mma_pairs_d_with_c_and_a_with_b():
 ])
 def test_gap_families_keep_the_state_space(line, family):
     assert opcode_family(st_of(line)) == family
+
+
+MMA = "mma.sync.aligned.m16n8k8.row.col.f16.f16.f16.f16"
+PHASES = [
+    f"{MMA} {{%r1, %r2}}, {{%r10, %r11}}, {{%r12}}, {{%r20, %r21}};",   # s1 chain A, bias C
+    f"{MMA} {{%r1, %r2}}, {{%r13, %r14}}, {{%r15}}, {{%r1, %r2}};",     # s2 chain A, k-slice 2
+    f"{MMA} {{%r3, %r4}}, {{%r10, %r11}}, {{%r16}}, {{%r22, %r23}};",   # s3 chain B (length 1)
+    "add.s32 %r30, %r1, %r3;",                                          # s4 epilogue: one stmt
+    f"{MMA} {{%r5, %r6}}, {{%r10, %r11}}, {{%r12}}, {{%r1, %r2}};",     # s5 new phase, reads D
+]
+
+
+@pytest.mark.parametrize("with_analysis", [False, True])
+def test_phases_chains_gap_and_k_slices(with_analysis):
+    from rrsplice.dataflow import analyze
+    from rrsplice.mma import phases
+    fn = parse(HEAD + "".join(f"\t{x}\n" for x in PHASES) + "\tret;\n}\n").functions[0]
+    ps = phases(fn, analyze(fn) if with_analysis else None)
+    assert [[m.index for m in p.mmas] for p in ps] == [[1, 2, 3], [5]]
+    p0, p1 = ps
+    assert sorted(p0.chains) == [(1, 2), (3,)]
+    assert p0.chain_length is None and p0.chain_lengths == [1, 2]
+    assert p0.k_slices == 2 and p0.k == 16
+    assert (p0.gap_first, p0.gap_last) == (4, 4)
+    assert p0.gap_counts == [("add", 1)]
+    assert p1.chains == [(5,)]
+    assert any("continue an accumulator of an earlier phase" in n for n in p1.notes)
