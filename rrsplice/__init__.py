@@ -18,8 +18,8 @@ _EXPORTS = {
     "emit": "emit", "Edit": "emit",
     "ParseError": "errors", "RRSpliceError": "errors",
     **{name: "model" for name in (
-        "Address", "Block", "Decl", "Function", "Guard", "Imm", "LabelledDirective", "Module",
-        "Negated", "Param", "ParenList", "PredPair", "Reg", "Sink", "Statement", "Symbol",
+        "Address", "Block", "Decl", "Element", "Function", "Guard", "Imm", "LabelledDirective", "Module",
+        "Negated", "Offset", "Param", "ParenList", "PredPair", "Reg", "Sink", "Statement", "Symbol",
         "Vector")},
 }
 

@@ -281,7 +281,7 @@ def _dispatch_table() -> dict:
     from . import model as _model
     table = copyreg.dispatch_table.copy()
     for name in ("Reg", "Negated", "Imm", "Symbol", "Vector", "Address", "PredPair",
-                 "ParenList", "Sink", "Guard"):
+                 "ParenList", "Sink", "Guard", "Element", "Offset"):
         cls = getattr(_model, name, None)
         if cls is None or not dataclasses.is_dataclass(cls):
             continue
@@ -295,6 +295,8 @@ def _dispatch_table() -> dict:
 def _write(path: Path, obj) -> None:
     """Pickle `obj` into a sealed entry at `path`; a cache that cannot be written is
     skipped."""
+    was = gc.isenabled()
+    gc.disable()          # pickling builds a state tuple per object: nothing to collect
     try:
         buf = io.BytesIO()
         pickler = pickle.Pickler(buf, protocol=pickle.HIGHEST_PROTOCOL)
@@ -302,6 +304,9 @@ def _write(path: Path, obj) -> None:
         pickler.dump(obj)
     except (pickle.PicklingError, RecursionError, TypeError, AttributeError):
         return
+    finally:
+        if was:
+            gc.enable()
     _store(path, buf.getvalue())
 
 
@@ -315,6 +320,32 @@ def _load_pickle(entry: Path, accept: Callable) -> object:
         return obj if accept(obj) else None
     except Exception:  # noqa: BLE001 - any broken entry is just a miss
         return None
+
+
+# Storing a module costs more than parsing it once (pickling a 650k-line model takes
+# longer than its parse and ~110 MB more memory), and is only repaid when the same content
+# is parsed again. A module above this size is therefore stored the second time it is
+# parsed (an empty `.seen` marker records the first), so one cold query on a huge module
+# does not pay for a cache it may never use.
+STORE_AT_ONCE_LINES = 100_000
+
+
+def _store_module(entry: Path, module: Module) -> None:
+    if module.line_count <= STORE_AT_ONCE_LINES:
+        _write(entry, module)
+        return
+    seen = entry.with_suffix(".seen")
+    if seen.is_file():
+        _write(entry, module)
+        try:
+            seen.unlink()
+        except OSError:
+            pass
+        return
+    try:
+        write_atomic(seen, b"", fsync=False)
+    except OSError:
+        pass
 
 
 def _remember_key(module: Module, key: str) -> None:
@@ -348,7 +379,7 @@ def load_module(path) -> Module:
     module = _load_pickle(entry, lambda o: isinstance(o, Module) and o.data == data)
     if module is None:
         module = parse_bytes(data, path, path=path)
-        _write(entry, module)
+        _store_module(entry, module)
     module.path = path
     _remember_key(module, key)
     return module
@@ -462,7 +493,7 @@ def clear() -> int:
     removed. Only the cache's own areas are touched, never other files in the directory."""
     n = 0
     for _t, _s, p in _entries(cache_dir()):
-        if p.suffix in (".pickle", ".json", ".tmp"):
+        if p.suffix in (".pickle", ".json", ".seen", ".tmp"):
             try:
                 p.unlink()
                 n += 1

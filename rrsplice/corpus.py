@@ -1,7 +1,8 @@
 """A corpus in one command: every module's entry, size, mma, phases and epilogues, in parallel.
 
-`survey(paths, workers, progress)` analyses each `.ptx` in a worker process (parse, pick the
-entry, phases, epilogue kind of every gap) and returns one row per module, in path order.
+`survey(paths, workers, progress)` analyses each `.ptx` in a worker process (parse, phases
+and the epilogue kind of every gap of each `.entry` with a body) and returns one row per
+entry, modules in path order.
 A module that cannot be analysed gets a row with `error` (the parse error's file:line:col
 message, or what else failed) instead of aborting the walk. Rows are remembered in the
 cache keyed by the module's bytes, so a second survey of an unchanged corpus reads them
@@ -19,7 +20,7 @@ from . import cache
 
 _SOURCES = ("parser.py", "model.py", "lexicon.py", "operands.py", "semantics.py", "mma.py",
             "select.py", "descriptor.py", "corpus.py")
-_KIND = "corpus-row/1"
+_KIND = "corpus-rows/2"
 
 
 def modules_of(root) -> list:
@@ -30,38 +31,45 @@ def modules_of(root) -> list:
     return sorted(p for p in root.rglob("*.ptx") if p.is_file())
 
 
-def _row(path: str) -> dict:
-    """One module's row (runs in a worker). Never raises: failures become `error`. Phases
-    are found without the dataflow analysis (register names in straight-line code, which
-    is where phases live; docs/phases.md), which keeps a corpus walk within seconds."""
+def _entry_row(row: dict, fn) -> dict:
+    from .descriptor import classify_gap
+    from .mma import phases
+    row["entry"] = fn.name
+    ps = phases(fn)
+    row["mma"] = sum(len(p.mmas) for p in ps)
+    row["phases"] = len(ps)
+    row["geometry"] = [f"{p.geometry} {p.shape}" for p in ps]
+    eps = []
+    for p in ps[:-1]:
+        gap = classify_gap(fn.statements[p.gap_first - 1:p.gap_last])
+        eps.append(gap["kind"].value + ("+requantise" if gap["requantise"].value else ""))
+    row["epilogues"] = eps
+    return row
+
+
+def _rows(path: str) -> list:
+    """The rows of one module (runs in a worker): one per `.entry` with a body (or the one
+    function with a body). Never raises: failures become `error`. Phases are found without
+    the dataflow analysis (register names in straight-line code, which is where phases
+    live; docs/phases.md), which keeps a corpus walk within seconds."""
     from .errors import RRSpliceError
-    row = {"module": path, "entry": None, "lines": None, "mma": 0, "phases": 0,
-           "geometry": [], "epilogues": [], "error": None}
+    base = {"module": path, "entry": None, "lines": None, "mma": 0, "phases": 0,
+            "geometry": [], "epilogues": [], "error": None}
     try:
         data = Path(path).read_bytes()
-        row["lines"] = data.count(b"\n") + (0 if data.endswith(b"\n") or not data else 1)
+        base["lines"] = data.count(b"\n") + (0 if data.endswith(b"\n") or not data else 1)
         from .parser import parse_bytes
-        from .select import select_function
         module = parse_bytes(data, path, path=path)
-        fn, _why = select_function(module, None)
-        row["entry"] = fn.name
-        from .descriptor import classify_gap
-        from .mma import phases
-        ps = phases(fn)
-        row["mma"] = sum(len(p.mmas) for p in ps)
-        row["phases"] = len(ps)
-        row["geometry"] = [f"{p.geometry} {p.shape}" for p in ps]
-        eps = []
-        for p, nxt in zip(ps, ps[1:]):
-            gap = classify_gap(fn.statements[p.gap_first - 1:p.gap_last])
-            kind = gap["kind"].value + ("+requantise" if gap["requantise"].value else "")
-            eps.append(kind)
-        row["epilogues"] = eps
+        entries = [f for f in module.functions if f.has_body and f.is_entry]
+        if not entries:
+            from .select import select_function
+            entries = [select_function(module, None)[0]]
+        return [_entry_row(dict(base), fn) for fn in entries]
     except RRSpliceError as exc:
-        row["error"] = " ".join(str(exc).split("\n")[:1])
+        base["error"] = " ".join(str(exc).split("\n")[:1])
     except (OSError, ValueError, KeyError, IndexError) as exc:
-        row["error"] = f"{type(exc).__name__}: {exc}"
-    return row
+        base["error"] = f"{type(exc).__name__}: {exc}"
+    return [base]
 
 
 def _cached(path: Path) -> tuple:
@@ -72,7 +80,8 @@ def _cached(path: Path) -> tuple:
 
 def survey(paths: list, workers: Optional[int] = None,
            progress: Optional[Callable[[int, int], None]] = None) -> list:
-    """Rows for `paths` (see the module doc); `progress(done, total)` after each module."""
+    """Rows for `paths` (see the module doc); `progress(done, total)` after each module
+    (total = modules)."""
     rows: dict = {}
     todo = []
     keys = {}
@@ -81,7 +90,8 @@ def survey(paths: list, workers: Optional[int] = None,
         keys[str(p)] = key
         hit = cache.peek_json("corpus", key, _SOURCES)
         if hit is not None:
-            hit["module"] = str(p)
+            for row in hit:
+                row["module"] = str(p)
             rows[str(p)] = hit
         else:
             todo.append(str(p))
@@ -91,23 +101,22 @@ def survey(paths: list, workers: Optional[int] = None,
     if todo:
         n = workers or min(len(todo), os.cpu_count() or 1)
         if n <= 1 or len(todo) == 1:
-            results = ((p, _row(p)) for p in todo)
-            for p, row in results:
-                rows[p] = row
-                if row["error"] is None:
-                    cache.store_json("corpus", keys[p], _SOURCES, row)
+            for p in todo:
+                rows[p] = _rows(p)
+                if not any(r["error"] for r in rows[p]):
+                    cache.store_json("corpus", keys[p], _SOURCES, rows[p])
                 if progress:
                     progress(len(rows), total)
         else:
             # largest first, so no big module starts last while the other worker idles
             todo.sort(key=lambda p: -Path(p).stat().st_size)
             with ProcessPoolExecutor(max_workers=n) as pool:
-                futs = {pool.submit(_row, p): p for p in todo}
+                futs = {pool.submit(_rows, p): p for p in todo}
                 for fut in as_completed(futs):
                     p = futs[fut]
                     rows[p] = fut.result()
-                    if rows[p]["error"] is None:
+                    if not any(r["error"] for r in rows[p]):
                         cache.store_json("corpus", keys[p], _SOURCES, rows[p])
                     if progress:
                         progress(len(rows), total)
-    return [rows[str(p)] for p in paths]
+    return [row for p in paths for row in rows[str(p)]]

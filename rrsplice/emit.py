@@ -29,19 +29,29 @@ def emit(module: Module, edits: list[Edit] | tuple = ()) -> bytes:
     """The module's bytes with `edits` applied (the original bytes when there are none)."""
     if not edits:
         return module.data
-    ordered = sorted(edits, key=lambda e: (e.start, e.end))
+    return apply_spans(module.data, [(e.start, e.end, e.text, e.why) for e in edits])
+
+
+def apply_spans(source, spans, start: int = 0, end=None):
+    """`source[start:end]` (bytes or str) with span replacements applied: `spans` are
+    (start, end, replacement[, why]) on offsets of `source`, inside [start, end), not
+    overlapping. The one span applier of rrsplice: module edits (:func:`emit`), statement
+    rewrites and the outliner's copy of a region all go through it."""
+    end = len(source) if end is None else end
     out = []
-    pos = 0
-    for e in ordered:
-        if e.start < pos:
-            raise RRSpliceError(f"overlapping edits at byte {e.start}: {e.why or 'edit'}")
-        if e.end < e.start or e.end > len(module.data):
-            raise RRSpliceError(f"edit out of range: [{e.start}, {e.end})")
-        out.append(module.data[pos:e.start])
-        out.append(e.text)
-        pos = e.end
-    out.append(module.data[pos:])
-    return b"".join(out)
+    pos = start
+    for sp in sorted(spans, key=lambda x: (x[0], x[1])):
+        a, b, rep = sp[0], sp[1], sp[2]
+        why = sp[3] if len(sp) > 3 and sp[3] else "edit"
+        if a < pos:
+            raise RRSpliceError(f"overlapping edits at offset {a}: {why}")
+        if b < a or b > end:
+            raise RRSpliceError(f"edit out of range: [{a}, {b})")
+        out.append(source[pos:a])
+        out.append(rep)
+        pos = b
+    out.append(source[pos:end])
+    return source[:0].join(out)
 
 
 def line_byte_offsets(data: bytes) -> list[int]:

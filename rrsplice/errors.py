@@ -38,7 +38,7 @@ class RRSpliceError(Exception):
         return f"{where}: error: {text}" + (f" [{self.code}]" if self.code else "")
 
 
-_DIAGNOSTIC = re.compile(r"^\S[^\n]*?:\d+:\d+: (?:error|warning|note): ")
+_DIAGNOSTIC = re.compile(r"^\S[^\n]*?(?::\d+:\d+)?: (?:error|warning|note): ")
 _LEADING_PATH = re.compile(r"^(\S+?\.(?:ptx|py|toml)): (.*)$", re.S)
 
 

@@ -21,12 +21,29 @@ from typing import Iterable
 from .errors import RRSpliceError
 
 
-class WriteError(RRSpliceError):
+class _PathError(RRSpliceError):
+    def __init__(self, path, message: str, code: str):
+        self.path = str(path)
+        self.message = message
+        self.code = code
+        super().__init__(f"{self.path}: {message}")
+
+    def to_json(self) -> dict:
+        return {"file": self.path, "message": self.message, "code": self.code}
+
+
+class WriteError(_PathError):
     """An output could not be written (or would destroy an input); names the target."""
 
+    def __init__(self, path, message: str, code: str = "cannot-write"):
+        super().__init__(path, message, code)
 
-class InputError(RRSpliceError):
+
+class InputError(_PathError):
     """An input path cannot be read as a file (missing, a FIFO, a directory, a loop...)."""
+
+    def __init__(self, path, message: str, code: str = "cannot-read"):
+        super().__init__(path, message, code)
 
 
 def same_file(a, b) -> bool:
@@ -52,26 +69,26 @@ def read_input(path, *, what: str = "file") -> bytes:
         st = os.stat(p)
     except OSError as exc:
         if exc.errno == errno.ELOOP:
-            raise InputError(f"{p}: error: symlink loop; cannot read this {what}") from None
+            raise InputError(p, f"symlink loop; cannot read this {what}", "symlink-loop") from None
         if exc.errno == errno.ENAMETOOLONG:
-            raise InputError(f"{p[:200]}...: error: file name too long") from None
+            raise InputError(p[:200] + "...", "file name too long", "name-too-long") from None
         if exc.errno == errno.ENOENT:
-            raise InputError(f"{p}: error: no such {what}") from None
-        raise InputError(f"{p}: error: cannot read: {_reason(exc)}") from None
+            raise InputError(p, f"no such {what}", "no-such-file") from None
+        raise InputError(p, f"cannot read: {_reason(exc)}") from None
     except ValueError as exc:               # an embedded NUL in the name
-        raise InputError(f"{p!r}: error: not a valid path: {exc}") from None
+        raise InputError(repr(p), f"not a valid path: {exc}") from None
     if stat.S_ISDIR(st.st_mode):
-        raise InputError(f"{p}: error: is a directory, expected a {what}")
+        raise InputError(p, f"is a directory, expected a {what}", "not-a-file")
     if not stat.S_ISREG(st.st_mode):
-        raise InputError(f"{p}: error: not a regular file (a FIFO, socket or device); "
-                         f"expected a {what}")
+        raise InputError(p, f"not a regular file (a FIFO, socket or device); expected a {what}",
+                         "not-a-file")
     try:
         fd = os.open(p, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0))
     except OSError as exc:
-        raise InputError(f"{p}: error: cannot read: {_reason(exc)}") from None
+        raise InputError(p, f"cannot read: {_reason(exc)}") from None
     try:
         if not stat.S_ISREG(os.fstat(fd).st_mode):   # swapped since the stat
-            raise InputError(f"{p}: error: not a regular file")
+            raise InputError(p, "not a regular file", "not-a-file")
         chunks = []
         while True:
             b = os.read(fd, 1 << 20)
@@ -80,7 +97,7 @@ def read_input(path, *, what: str = "file") -> bytes:
             chunks.append(b)
         return b"".join(chunks)
     except OSError as exc:
-        raise InputError(f"{p}: error: cannot read: {_reason(exc)}") from None
+        raise InputError(p, f"cannot read: {_reason(exc)}") from None
     finally:
         os.close(fd)
 
@@ -110,8 +127,8 @@ def write_atomic(path, data: bytes, *, fsync: bool = True, protect: Iterable = (
     shown = os.fspath(path)
     for inp in protect:
         if inp is not None and same_file(inp, path):
-            raise WriteError(f"{shown}: error: refusing to write over the input {inp}; "
-                             "choose another output")
+            raise WriteError(shown, f"refusing to write over the input {inp}; choose another "
+                             "output", "output-is-input")
     try:
         target = Path(os.path.realpath(shown)) if os.path.islink(shown) else Path(shown)
         try:
@@ -123,14 +140,14 @@ def write_atomic(path, data: bytes, *, fsync: bool = True, protect: Iterable = (
                 _write_through(str(target), data, st.st_mode)
                 return
             kind = "a directory" if stat.S_ISDIR(st.st_mode) else "not a regular file"
-            raise WriteError(f"{shown}: error: cannot write the output here: {kind}")
+            raise WriteError(shown, f"cannot write the output here: {kind}")
         target.parent.mkdir(parents=True, exist_ok=True)
         _replace(target, data, fsync, None if st is None else stat.S_IMODE(st.st_mode))
     except WriteError:
         raise
     except (OSError, RuntimeError, ValueError) as exc:
         why = _reason(exc) if isinstance(exc, OSError) else str(exc)
-        raise WriteError(f"{shown}: error: cannot write: {why}") from None
+        raise WriteError(shown, f"cannot write: {why}") from None
 
 
 def _replace(target: Path, data: bytes, fsync: bool, keep_mode) -> None:

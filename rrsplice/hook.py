@@ -23,6 +23,11 @@ a failed or interrupted build never leaves a half-written file. ``D4R_RRSWIN_DEB
 honoured the way the recipe reads it (the recipe's ``recipe()`` sees the variable), and
 ``stage=`` selects one of the recipe's ``stages()`` explicitly.
 
+Families: ``apply_family_recipe(recipe, corpus_dir, out_dir)`` applies a recipe whose
+``recipe()`` gives ``entries=REGEX`` to every kernel of the corpus the pattern names, in
+parallel (a cut is ported to each variant by aligning its code; a variant that does not
+align is refused and reported, the others are written).
+
 Errors: :class:`HookError` (a subclass of ``rrsplice.errors.RRSpliceError``) with
 ``.kind`` one of ``"recipe"`` (the recipe does not import / ``recipe()`` fails / its result is
 malformed), ``"module"`` (the PTX module is not in the corpus), ``"check"`` (the checks
@@ -38,7 +43,8 @@ from typing import Optional
 
 from .errors import ParseError, RRSpliceError
 
-__all__ = ["HookError", "apply_recipe", "kernel_recipe", "recipe_kernel"]
+__all__ = ["HookError", "apply_family_recipe", "apply_recipe", "kernel_recipe",
+           "recipe_kernel"]
 
 
 class HookError(RRSpliceError):
@@ -87,6 +93,26 @@ def apply_recipe(recipe_path, corpus=None, out=None, *, stage: Optional[str] = N
                         + ", ".join(a.arch for a in bad) + ":\n" + bad[0].log.strip()[-2000:],
                         recipe=recipe_path, report=res.report)
     return res.output
+
+
+def apply_family_recipe(recipe_path, corpus_dir, out=None, *, jobs=None) -> list[Path]:
+    """Apply a family recipe (``entries=`` pattern) to every kernel of `corpus_dir` it
+    names, in parallel (a cut is ported to each variant); the outputs, in corpus order.
+
+    Raises :class:`HookError` (``kind="family"``, ``.report`` = the rows) when any kernel
+    is refused or fails; the others are written all the same.
+    """
+    from .family import apply_family
+    try:
+        rows = apply_family(Path(recipe_path), Path(corpus_dir), out=out, jobs=jobs)
+    except RRSpliceError as exc:
+        raise HookError("recipe", exc.render(), recipe=recipe_path, cause=exc) from None
+    bad = [r for r in rows if r.status != "ok"]
+    if bad:
+        raise HookError("family", f"{len(bad)} of {len(rows)} kernel(s) not applied:\n"
+                        + "\n".join(f"  {r.module}:{r.entry}: {r.status}: {r.message}"
+                                     for r in bad), recipe=recipe_path, report=rows)
+    return [Path(r.output) for r in rows]
 
 
 _KERNEL = re.compile(r"^cuda_dldn_engine_swin_([A-Za-z0-9]+)_kernel$")

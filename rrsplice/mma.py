@@ -31,9 +31,10 @@ from dataclasses import dataclass, field
 from typing import Optional
 
 from .model import Address, Function, Reg, Statement, Vector
+from .isa import TERMINATORS, state_space
 from .semantics import def_use
 
-_CONTROL = frozenset({"bra", "brx", "ret", "exit", "trap"})
+_CONTROL = TERMINATORS
 
 # ---------------------------------------------------------------- mma
 
@@ -46,7 +47,7 @@ _LAYOUTS = frozenset({"row", "col"})
 def _regs_of(op) -> tuple[str, ...]:
     if op is None:
         return ()
-    return tuple(r.name for r in op.registers())
+    return tuple(r.key for r in op.registers())
 
 
 @dataclass(frozen=True)
@@ -164,13 +165,13 @@ def _mentions(st: Statement) -> list:
         elif t is Address:
             b = op.base
             if type(b) is Reg:
-                out.append(b.name)
+                out.append(b.key)
             if op.extra:
-                out.extend(r.name for x in op.extra for r in x.registers())
+                out.extend(r.key for x in op.extra for r in x.registers())
         elif t is Vector and all(type(x) is Reg for x in op.items):
-            out.extend(x.name for x in op.items)
+            out.extend(x.key for x in op.items)
         else:
-            out.extend(r.name for r in op.registers())
+            out.extend(r.key for r in op.registers())
     return out
 
 
@@ -395,9 +396,6 @@ class Phase:
                 "notes": self.notes}
 
 
-_SPACES = ("global", "shared", "local", "param", "const", "tex")
-
-
 def opcode_family(st: Statement) -> str:
     """A short family name for gap summaries: `ld.global`, `st.shared`, `bar.warp.sync`,
     `cvt`, `mov`, ... (memory operations keep their state space, barriers their kind)."""
@@ -405,12 +403,9 @@ def opcode_family(st: Statement) -> str:
         return "label"
     base = st.base
     mods = st.modifiers
-    if base in ("ld", "st", "ldu", "atom", "red", "cp", "prefetch"):
-        for mod in mods:
-            sp = mod.split("::", 1)[0]
-            if sp in _SPACES:
-                return f"{base}.{sp}"
-        return base
+    space = state_space(st.opcode)          # memory operations (rrsplice.isa)
+    if space is not None:
+        return base if space == "generic" else f"{base}.{space}"
     if base in ("bar", "barrier"):
         kept = [m for m in mods if m in ("warp", "sync", "arrive", "red", "cta", "cluster",
                                           "wait")]

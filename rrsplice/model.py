@@ -30,10 +30,19 @@ def is_special_register(name: str) -> bool:
 
 @dataclass(frozen=True, slots=True)
 class Reg:
-    """A register operand (`%r5`, `%p1`, a scoped `low`, or a special `%tid.x`)."""
+    """A register operand (`%r5`, `%p1`, a scoped `low`, or a special `%tid.x`).
+
+    `ident` is set when the name refers to a register declared in a nested `{ }` block
+    (see rrsplice.scopes); `key` is the register's identity for every analysis."""
     name: str
     special: bool = False
+    ident: Optional[str] = None
     kind = "reg"
+
+    @property
+    def key(self) -> str:
+        """The register's identity: its name, or `NAME@L<line>` for a scoped declaration."""
+        return self.ident or self.name
 
     def registers(self) -> Iterator["Reg"]:
         yield self
@@ -131,15 +140,50 @@ class Address:
 
 
 @dataclass(frozen=True, slots=True)
+class Element:
+    """`%v.x`, `quad.w`: one element of a vector register (`.reg .v4 .b32 quad;`).
+    Its register is the whole vector (`registers()` yields it); `elem` is the selector
+    letter (x y z w, or r g b a)."""
+    reg: Reg
+    elem: str
+    kind = "elem"
+
+    def registers(self) -> Iterator[Reg]:
+        yield self.reg
+
+    def __str__(self) -> str:
+        return f"{self.reg.name}.{self.elem}"
+
+
+@dataclass(frozen=True, slots=True)
+class Offset:
+    """`sym+8`, `%rd2+4`, `arr-4`: a register or symbol plus a constant, outside brackets
+    (`mov.u64 %rd1, table+8;`): a value, not a memory access."""
+    base: Union[Reg, Symbol]
+    offset: int
+    text: str
+    kind = "offset"
+
+    def registers(self) -> Iterator[Reg]:
+        if isinstance(self.base, Reg):
+            yield self.base
+
+    def __str__(self) -> str:
+        return self.text
+
+
+@dataclass(frozen=True, slots=True)
 class PredPair:
-    """`%p|%q`: the two destinations of `setp`/`set`."""
-    first: Reg
-    second: Reg
+    """`%p|%q`, `r|p`, `_|%p`, `{%f1, %f2, %f3, %f4}|p`: a destination and the predicate
+    written beside it (`setp`/`set`, `shfl`, `elect`, a texture fetch's residency bit).
+    Either half may be the sink `_`; the first may be a vector."""
+    first: Union[Reg, "Vector", "Sink"]
+    second: Union[Reg, "Sink"]
     kind = "predpair"
 
     def registers(self) -> Iterator[Reg]:
-        yield self.first
-        yield self.second
+        yield from self.first.registers()
+        yield from self.second.registers()
 
     def __str__(self) -> str:
         return f"{self.first}|{self.second}"
@@ -171,7 +215,8 @@ class Sink:
         return "_"
 
 
-Operand = Union[Reg, Negated, Imm, Symbol, Vector, Address, PredPair, ParenList, Sink]
+Operand = Union[Reg, Negated, Imm, Symbol, Vector, Address, PredPair, ParenList, Sink, Element,
+                Offset]
 
 
 # ---------------------------------------------------------------- declarations

@@ -6,26 +6,32 @@ parser over a single compiled tokenizer turns its text into typed operands. It i
 
     instruction := guard? OPCODE operand_list? ';'
     guard       := '@' '!'? REG
-    operand     := '{' items? '}' | '[' address ']' | '(' items? ')'
-                 | REG ('|' REG)? | '!' REG | '-'? NUMBER | IDENT | '_'
+    operand     := value ('|' pred)?            pair destination: `r|p`, `_|%p`, `{..}|p`
+                 | '[' address ']' | '(' items? ')' | '!' REG | '-'? NUMBER
+    value       := '{' items? '}' | REG (('+'|'-') NUMBER)? | IDENT (('+'|'-') NUMBER)? | '_'
+    pred        := REG | '_'
     address     := (REG | IDENT | NUMBER)? (('+'|'-') NUMBER)* (',' operand)*
+
+REG is `%name` or any bare identifier declared by `.reg` in scope, optionally with a
+vector element selector (`%v.x`, `quad.w`); a selector on a special register (`%tid.x`)
+is part of its name.
 """
 
 from __future__ import annotations
 
 import re
 
-from .model import (Address, Guard, Imm, Negated, ParenList, PredPair, Reg, Sink, Symbol,
-                    Vector, is_special_register)
+from .model import (Address, Element, Guard, Imm, Negated, Offset, ParenList, PredPair, Reg,
+                    Sink, Symbol, Vector, is_special_register)
 
 _TOKEN = re.compile(r"""
   (?P<ws>\s+)
 | (?P<comment>//[^\n]*|/\*(?:[^*]|\*(?!/))*\*/)
-| (?P<reg>%[A-Za-z_$][\w$]*(?:\.[xyzw](?![\w$]))?)
+| (?P<reg>%[A-Za-z_$][\w$]*(?:\.[xyzwrgba](?![\w$]))?)
 | (?P<hexf>0[fFdD][0-9a-fA-F]{8}(?:[0-9a-fA-F]{8})?(?![\w$]))
 | (?P<float>\d+\.\d*(?:[eE][+-]?\d+)?|\d+[eE][+-]?\d+)
 | (?P<int>(?:0[xX][0-9a-fA-F]+|0[bB][01]+|\d+)U?(?![\w$]))
-| (?P<id>[A-Za-z_$][\w$]*)
+| (?P<id>[A-Za-z_$][\w$]*(?:\.[xyzwrgba](?![\w$]))?)
 | (?P<p>[{}\[\](),|+\-!;])
 """, re.VERBOSE)
 
@@ -55,12 +61,31 @@ def _int_value(text: str) -> int:
     return int(t, 10)
 
 
-def _reg(name: str) -> Reg:
+def _reg(name: str):
+    """`%r5` -> Reg; `%tid.x` -> special Reg; `%v.x` -> Element of the vector `%v`."""
     r = _SPECIAL_CACHE.get(name)
     if r is None:
-        r = Reg(name, is_special_register(name))
+        if is_special_register(name):
+            r = Reg(name, True)
+        elif "." in name:
+            base, elem = name.rsplit(".", 1)
+            r = Element(Reg(base, is_special_register(base)), elem)
+        else:
+            r = Reg(name)
         _SPECIAL_CACHE[name] = r
     return r
+
+
+def _named(tok: str, scoped):
+    """A bare identifier: a register when `.reg` declares it in scope (with or without an
+    element selector), else a symbol."""
+    if tok in scoped:
+        return Reg(tok)
+    if "." in tok:
+        base, elem = tok.rsplit(".", 1)
+        if base in scoped:
+            return Element(Reg(base), elem)
+    return Symbol(tok)
 
 
 # The fast path. An operand list without comments, checked whole by one match, then cut
@@ -70,9 +95,9 @@ def _reg(name: str) -> Reg:
 # the full tokenizer + recursive-descent parser, which also gives the precise error.
 _P = r"(?:\{[^{}]*\}|\[[^\[\]]*\]|\([^()]*\)|[^\s,;{}\[\]()/](?:[^,;{}\[\]()/]*[^\s,;{}\[\]()/])?)"
 _FAST = re.compile(rf"\s*+(?:@\s*+(!?)\s*+([%A-Za-z_$][\w$]*+)\s++)?"
-                   rf"([a-z][\w$]*+(?:(?:\.|::)[\w$]++)*+)\s*+(?:({_P}\s*(?:,\s*{_P}\s*)*))?;")
+                   rf"([a-z][\w$]*+(?:(?:\.|::)[\w$]++)*+)\s*+(?:({_P}\s*(?:,\s*{_P}\s*)*+))?;")
 _PIECES = re.compile(_P)
-_REG_FULL = re.compile(r"%[A-Za-z_$][\w$]*(?:\.[xyzw])?")
+_REG_FULL = re.compile(r"%[A-Za-z_$][\w$]*(?:\.[xyzwrgba])?")
 _ADDR_FULL = re.compile(r"\[\s*(%?[A-Za-z_$][\w$]*)\s*(?:\+\s*(-?\d+)\s*)?\]")
 _INT_FULL = re.compile(r"-?(?:0|[1-9]\d*)")
 _HEXF_FULL = re.compile(r"0[fF][0-9a-fA-F]{8}|0[dD][0-9a-fA-F]{16}")
@@ -80,9 +105,23 @@ _HEXF_FULL = re.compile(r"0[fF][0-9a-fA-F]{8}|0[dD][0-9a-fA-F]{16}")
 _PIECE_CACHES: dict = {}
 
 
+_INSTRUCTION_CACHES: dict = {}
+
+
 def clear_caches() -> None:
-    """Forget cached operand pieces (parse() calls this per module to bound memory)."""
+    """Forget cached operand pieces and instructions (parse() calls this per module to
+    bound memory)."""
     _PIECE_CACHES.clear()
+    _INSTRUCTION_CACHES.clear()
+
+
+def instruction_cache(scoped_regs: frozenset) -> dict:
+    """instruction text -> parse_instruction's result, for one set of scoped names (the
+    parser fills it; results are immutable, so statements share them)."""
+    cache = _INSTRUCTION_CACHES.get(scoped_regs)
+    if cache is None:
+        cache = _INSTRUCTION_CACHES[scoped_regs] = {}
+    return cache
 
 
 def _piece(piece: str, scoped_regs) -> object:
@@ -240,32 +279,17 @@ class _OperandParser:
 
     def operand(self):
         kind, tok, off = self._peek()
-        if kind == "reg":
-            self.i += 1
-            reg = _reg(tok)
+        if kind == "reg" or kind == "id" or (kind == "p" and tok == "{"):
+            value = self._value(kind, tok)
             k2, t2, _ = self._peek()
             if k2 == "p" and t2 == "|":
                 self.i += 1
-                k3, t3, _ = self._peek()
-                if k3 != "reg" and not (k3 == "id" and t3 in self.scoped):
-                    self._fail(["predicate register"])
-                self.i += 1
-                return PredPair(reg, _reg(t3))
-            return reg
-        if kind == "id":
-            self.i += 1
-            if tok == "_":
-                return Sink()
-            if tok in self.scoped:
-                return Reg(tok)
-            return Symbol(tok)
+                return PredPair(value, self._pred())
+            return value
         if kind in ("int", "float", "hexf"):
             self.i += 1
             return _imm(kind, tok)
         if kind == "p":
-            if tok == "{":
-                self.i += 1
-                return Vector(self._items("}"))
             if tok == "[":
                 self.i += 1
                 return self._address()
@@ -285,9 +309,43 @@ class _OperandParser:
                 k2, t2, _ = self._peek()
                 if k2 == "reg" or (k2 == "id" and t2 in self.scoped):
                     self.i += 1
-                    return Negated(_reg(t2))
+                    return Negated(_reg(t2) if k2 == "reg" else Reg(t2))
                 self._fail(["predicate register"])
         self._fail(["operand"])
+
+    def _value(self, kind, tok):
+        """A register, identifier, sink or brace list, with a `+N`/`-N` offset on a
+        register or symbol."""
+        self.i += 1
+        if kind == "p":
+            return Vector(self._items("}"))
+        if kind == "reg":
+            base = _reg(tok)
+        elif tok == "_":
+            return Sink()
+        else:
+            base = _named(tok, self.scoped)
+        k2, t2, off2 = self._peek()
+        if k2 == "p" and (t2 == "+" or t2 == "-") and not isinstance(base, Element):
+            k3, t3, off3 = self.toks[self.i + 1] if self.i + 1 < len(self.toks) else self._peek()
+            if k3 == "int":
+                self.i += 2
+                value = _int_value(t3)
+                start = self.toks[self.i - 3][2]
+                return Offset(base, value if t2 == "+" else -value,
+                              self.text[start:off3 + len(t3)])
+        return base
+
+    def _pred(self):
+        """The predicate half of a pair destination: a register or the sink `_`."""
+        kind, tok, _ = self._peek()
+        if kind == "reg" or (kind == "id" and tok in self.scoped):
+            self.i += 1
+            return _reg(tok) if kind == "reg" else Reg(tok)
+        if kind == "id" and tok == "_":
+            self.i += 1
+            return Sink()
+        self._fail(["predicate register", "'_'"])
 
     def _items(self, close):
         items = []
@@ -314,7 +372,7 @@ class _OperandParser:
             base = _reg(tok)
             self.i += 1
         elif kind == "id":
-            base = Reg(tok) if tok in self.scoped else Symbol(tok)
+            base = _named(tok, self.scoped)
             self.i += 1
         elif kind == "int":
             offset = _int_value(tok)

@@ -10,6 +10,7 @@ from __future__ import annotations
 import gc
 import os
 import re
+import sys
 from pathlib import Path
 from typing import Union
 
@@ -18,8 +19,10 @@ from lark.exceptions import UnexpectedCharacters, UnexpectedEOF, UnexpectedInput
 
 from .errors import ParseError
 from .lexicon import DECL_ATTR, DECL_NAME, ITEM, SCOPE, SPLIT, grammar_text
+from .scopes import bind_scopes
 from .model import Block, Decl, Function, LabelledDirective, Module, Param, Statement
-from .operands import OperandSyntaxError, clear_caches, parse_instruction
+from .operands import (OperandSyntaxError, _int_value, clear_caches, instruction_cache,
+                       parse_instruction)
 
 _GRAMMAR = Path(__file__).with_name("grammar") / "ptx.lark"
 
@@ -29,24 +32,15 @@ _TERMINAL_NAMES = {
     "LBRACE": "'{'", "RBRACE": "'}'", "INSTRUCTION": "instruction", "LABEL": "label",
     "LPAR": "'('", "RPAR": "')'", "COMMA": "','", "LESSTHAN": "'<'", "MORETHAN": "'>'",
     "LSQB": "'['", "RSQB": "']'", "INIT": "'= initializer'", "LOC": "'.loc'",
-    "PRAGMA": "'.pragma'", "SECTION": "'.section'", "FILE_DIR": "'.file'", "$END": "end of file",
+    "PRAGMA": "'.pragma'", "ALIAS": "'.alias'", "SECTION": "'.section'", "FILE_DIR": "'.file'", "$END": "end of file",
 }
 
 
 def _int_lit(tok) -> int:
-    """A PTX integer literal: decimal, 0x hex, 0b binary, 0-prefixed octal, optional U."""
-    t = str(tok).rstrip("U")
-    neg = t.startswith("-")
-    digits = t[1:] if neg else t
-    if digits[:2] in ("0x", "0X"):
-        v = int(digits[2:], 16)
-    elif digits[:2] in ("0b", "0B"):
-        v = int(digits[2:], 2)
-    elif len(digits) > 1 and digits[0] == "0" and set(digits) <= set("01234567"):
-        v = int(digits, 8)
-    else:
-        v = int(digits, 10)
-    return -v if neg else v
+    """A PTX integer literal with an optional sign (the digits are read by the operand
+    parser's one reader of decimal, 0x hex, 0b binary, 0-prefixed octal, U suffix)."""
+    t = str(tok)
+    return -_int_value(t[1:]) if t.startswith("-") else _int_value(t)
 
 
 class _Build(Transformer):
@@ -65,6 +59,9 @@ class _Build(Transformer):
 
     def pragma(self, c):
         return ("pragma", str(c[0]), c[0])
+
+    def alias(self, c):
+        return ("alias", str(c[0]), c[0])
 
     def attr(self, c):
         return (str(c[0]), _int_lit(c[1]) if len(c) > 1 else None, c[0])
@@ -191,13 +188,30 @@ def _split_items(s: str, base: int, line: int, column0: int, blk: Block) -> None
     rfind = s.rfind
     prev = 0
     nl = -column0           # so that column = st - nl on the first line too
-    for m in SPLIT.finditer(s):
+    # items are contiguous: each match starts where the previous ended, and the first
+    # position with no match holds only trailing trivia. (`finditer` would retry at every
+    # later character, which is quadratic in a long trailing comment.)
+    match = SPLIT.match
+    pos = 0
+    while True:
+        m = match(s, pos)
+        if m is None or m.end() == pos:
+            break
+        pos = m.end()
         kind = m.lastgroup
-        if kind == "ldir":
-            st = m.start("label")
-        else:
-            st = m.start(kind)
         en = m.end()
+        if kind == "instr":             # most items: one group lookup gives text and start
+            text = m.group("instr")
+            st = en - len(text)
+            k = count("\n", prev, st)
+            if k:
+                line += k
+                nl = rfind("\n", prev, st)
+            prev = st
+            append(Statement(False, base + st, base + en, line, line + text.count("\n"),
+                             st - nl, text))
+            continue
+        st = m.start("label" if kind == "ldir" else kind)
         k = count("\n", prev, st)
         if k:
             line += k
@@ -205,10 +219,7 @@ def _split_items(s: str, base: int, line: int, column0: int, blk: Block) -> None
         prev = st
         column = st - nl
         text = s[st:en]
-        if kind == "instr":
-            append(Statement(False, base + st, base + en, line, line + text.count("\n"),
-                             column, text))
-        elif kind == "label":
+        if kind == "label":
             append(Statement(True, base + st, base + en, line, line, column, text,
                              text[:-1].rstrip()))
         elif kind == "ldir":
@@ -320,21 +331,28 @@ def _lark() -> Lark:
 def parse(source: Union[str, bytes, os.PathLike], *, filename: str | None = None) -> Module:
     """Parse a PTX module from a path, a `str` of PTX text, or raw bytes.
 
-    A `str` that names an existing file is read as a path (PTX text always contains
-    newlines or directives, so the two cannot be confused in practice).
+    A `str` is a path unless it looks like PTX text (it holds a line break, or starts with
+    a directive or a comment): `parse("nope.ptx")` is "no such file", never a syntax error
+    in the name. A path that is missing, a directory, a FIFO or device, a symlink loop or
+    too long is an InputError (exit code 2).
     """
     path = None
-    if isinstance(source, os.PathLike) or (isinstance(source, str) and "\n" not in source
-                                           and not source.lstrip().startswith(".")
-                                           and len(source) < 4096 and os.path.exists(source)):
+    if isinstance(source, os.PathLike) or (isinstance(source, str) and _is_path_like(source)):
+        from .fsutil import read_input
         path = os.fspath(source)
-        data = Path(path).read_bytes()
+        data = read_input(path, what="PTX file")
     elif isinstance(source, bytes):
         data = source
     else:
         data = source.encode("utf-8")
     name = filename or path or "<text>"
     return parse_bytes(data, name, path=path)
+
+
+def _is_path_like(s: str) -> bool:
+    head = s.lstrip()
+    return ("\n" not in s and head != "" and not head.startswith((".version", ".target",
+            ".address_size", "//", "/*")))
 
 
 def parse_bytes(data: bytes, name: str, path: str | None = None) -> Module:
@@ -359,13 +377,34 @@ def parse_bytes(data: bytes, name: str, path: str | None = None) -> Module:
             gc.enable()
 
 
+_NEST = re.compile(r'[{}]|//[^\n]*+|/\*(?:[^*]|\*(?!/))*+(?:\*/)?|"[^"\n]*+"?')
+
+
+def _check_nesting(text: str, name: str) -> None:
+    """Braces nested deeper than MAX_NESTING are an error before the LALR parser sees
+    them (its stack would hold every open brace: memory in proportion to the depth)."""
+    depth = 0
+    for m in _NEST.finditer(text):
+        c = m.group()
+        if c == "{":
+            depth += 1
+            if depth > MAX_NESTING:
+                _raise_at(text, m.start(), name, f"blocks nested more than {MAX_NESTING} "
+                          "deep", ["'}'"])
+        elif c == "}":
+            depth -= 1
+
+
 def _build(text: str, data: bytes, name: str, path: str | None) -> Module:
+    _check_nesting(text, name)
     try:
         items = _lark().parse(text)
     except UnexpectedInput as exc:
         raise _lark_error(exc, text, name) from None
     except _OperandFailure as exc:
         _raise_at(text, exc.pos, name, exc.message, exc.expected)
+    except ValueError as exc:       # a directive's integer past int()'s digit limit
+        _raise_at(text, _long_int_at(text), name, _too_long(exc), ["integer"])
     module = Module(path=path, text=text, data=data, headers=[], decls=[], functions=[],
                     directives=[])
     for item in items:
@@ -414,12 +453,14 @@ def _number_statements(fn: Function) -> None:
 
     def walk(blk: Block, scoped: frozenset):
         if blk.decls:
-            local = [d.name for d in blk.decls if d.space == ".reg" and d.count is None
-                     and not d.name.startswith("%")]
+            local = _bare_register_names(blk.decls)
             if local:
-                scoped = scoped | frozenset(local)
+                scoped = scoped | local
         depth = blk.depth
         n = len(out)
+        # the same instruction text recurs across the kernels of a module (register
+        # numbers restart per function): its parse, immutable, is shared
+        parsed = instruction_cache(scoped)
         for item in blk.items:
             kind = type(item)
             if kind is Statement:
@@ -429,9 +470,21 @@ def _number_statements(fn: Function) -> None:
                 item.block = blk
                 item.function = fn
                 if not item.is_label:
+                    text = item._text
+                    hit = parsed.get(text)
+                    if hit is not None:
+                        item.guard, item.opcode, item.operands = hit
+                        append(item)
+                        continue
                     try:
-                        item.guard, item.opcode, item.operands = parse_instruction(item._text,
-                                                                                   scoped)
+                        hit = parsed[text] = parse_instruction(text, scoped)
+                        item.guard, item.opcode, item.operands = hit
+                    except RecursionError:
+                        raise _OperandFailure(item.start, "operands nested too deeply",
+                                              []) from None
+                    except ValueError as exc:          # past int()'s digit limit
+                        raise _OperandFailure(item.start + _long_int_at(item._text),
+                                              _too_long(exc), []) from None
                     except OperandSyntaxError as exc:
                         missing = _missing_semicolon(item._text)
                         if missing is not None:
@@ -443,6 +496,9 @@ def _number_statements(fn: Function) -> None:
                 append(item)
             elif kind is Block:
                 item.depth = depth + 1
+                if item.depth > MAX_NESTING:
+                    raise _OperandFailure(item.start, f"blocks nested more than {MAX_NESTING} "
+                                          "deep", ["'}'"])
                 walk(item, scoped)
                 n = len(out)
             else:
@@ -450,7 +506,39 @@ def _number_statements(fn: Function) -> None:
                 if kind is LabelledDirective:
                     tables[item.directive][item.label] = item
 
-    walk(fn.body, frozenset())
+    walk(fn.body, _bare_register_names(fn.params + fn.ret_params))
+    bind_scopes(fn)
+
+
+MAX_NESTING = 128
+
+
+def _long_int_at(text: str) -> int:
+    """Offset of the first decimal literal too long for int() (or 0)."""
+    m = re.search(r"\d{%d,}" % (sys.get_int_max_str_digits() + 1), text) \
+        if hasattr(sys, "get_int_max_str_digits") else None
+    return m.start() if m else 0
+
+
+def _too_long(exc: ValueError) -> str:
+    if "digits" in str(exc) and hasattr(sys, "get_int_max_str_digits"):
+        return f"integer literal longer than {sys.get_int_max_str_digits()} digits"
+    return f"bad integer literal: {exc}"
+
+
+def _bare_register_names(decls) -> frozenset:
+    """The names that `.reg` declarations (or `.reg` parameters of a `.func`) give
+    without a '%': operands spelled so are registers, not symbols. A `name<N>` range
+    declares name0 .. name{N-1}."""
+    names = []
+    for d in decls:
+        if d.space == ".reg" and not d.name.startswith("%"):
+            count = getattr(d, "count", None)
+            if count is None:
+                names.append(d.name)
+            else:
+                names.extend(f"{d.name}{i}" for i in range(count))
+    return frozenset(names)
 
 
 def _missing_semicolon(text: str):

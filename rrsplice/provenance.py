@@ -42,6 +42,7 @@ import weakref
 from dataclasses import dataclass, field
 from typing import Optional, Union
 
+from .isa import ADDRESS_ARITH, INT_EVAL, memory_effect
 from .model import Address, Function, Imm, Reg, Statement, Symbol, Vector, is_special_register
 from .semantics import register_sort_key
 
@@ -275,8 +276,8 @@ def _binop(a, b, fn) -> Value:
 # ---------------------------------------------------------------- the engine
 
 _LOOP = Unknown("value depends on itself around a loop")
-_HANDLED = frozenset({"mov", "cvta", "cvt", "add", "sub", "mul", "mad", "shl", "shr", "and",
-                      "or", "xor", "ld", "ldu", "neg"})
+# opcodes whose values the engine follows: integer evaluation (the registry's) and loads
+_HANDLED = frozenset(INT_EVAL) | {"ld", "ldu"}
 
 
 class _Engine:
@@ -385,8 +386,8 @@ class _Engine:
         for r in self._sources(st):
             if r.special:
                 continue
-            for dd in self.rd(d, r.name):
-                out.append((dd, r.name))
+            for dd in self.rd(d, r.key):
+                out.append((dd, r.key))
         return out
 
     def _val(self, d: int, op) -> Value:
@@ -394,10 +395,10 @@ class _Engine:
         if isinstance(op, Reg):
             if op.special:
                 return Special(op.name)
-            defs = self.rd(d, op.name)
+            defs = self.rd(d, op.key)
             if not defs:
-                return Unknown(f"no definition of {op.name} reaches s{d}")
-            return self._merge(op.name, defs, [self.memo.get((dd, op.name), _LOOP) for dd in defs])
+                return Unknown(f"no definition of {op.key} reaches s{d}")
+            return self._merge(op.key, defs, [self.memo.get((dd, op.key), _LOOP) for dd in defs])
         if isinstance(op, Imm):
             if op.kind_name == "int":
                 return Const(int(op.value))
@@ -447,7 +448,7 @@ class _Engine:
                 return Unknown("floating-point conversion")
             return src[0]
         if base == "neg":
-            return _binop(Const(0), src[0], lambda a, b: a - b)
+            return _binop(Const(0), src[0], INT_EVAL["sub"])
         if len(src) < 2:
             return Unknown(f"{st.opcode} with one source")
         a, b = src[0], src[1]
@@ -459,24 +460,15 @@ class _Engine:
             if "cc" in mods:
                 return Unknown("subtract with carry")
             return _sub(a, b)
-        if base == "mul":
-            if "hi" in mods:
-                return Unknown("high half of a product")
-            return _binop(a, b, lambda x, y: x * y)
+        if base in ("mul", "mad") and "hi" in mods:
+            return Unknown("high half of a product")
         if base == "mad":
-            if "hi" in mods or len(src) < 3:
-                return Unknown("high half of a product")
-            return _add(_binop(a, b, lambda x, y: x * y), src[2])
-        if base == "shl":
-            return _binop(a, b, lambda x, y: x << y)
-        if base == "shr":
-            return _binop(a, b, lambda x, y: x >> y)
-        if base == "and":
-            return _binop(a, b, lambda x, y: x & y)
-        if base == "or":
-            return _binop(a, b, lambda x, y: x | y)
-        if base == "xor":
-            return _binop(a, b, lambda x, y: x ^ y)
+            if len(src) < 3:
+                return Unknown(f"{st.opcode} with two sources")
+            return _add(_binop(a, b, INT_EVAL["mul"]), src[2])
+        fn2 = INT_EVAL.get(base)
+        if fn2 is not None:
+            return _binop(a, b, fn2)
         return Unknown(f"defined by {st.opcode}")
 
     def _load(self, st: Statement, d: int, reg: str) -> Value:
@@ -489,7 +481,7 @@ class _Engine:
         elif isinstance(dest, Vector):
             idx = None
             for i, item in enumerate(dest.items):
-                if isinstance(item, Reg) and item.name == reg:
+                if isinstance(item, Reg) and item.key == reg:
                     idx = i
                     break
             if idx is None:
@@ -565,19 +557,9 @@ def weight_offset(fa, index: int, reg: str) -> Optional[int]:
     return None
 
 
-def describe(fa, value) -> str:
-    """A value in words, naming the weight image and the parameter block."""
-    if isinstance(value, Load) and _engine(fa).is_weight(value.base):
-        return f"weight image +{value.element_offset}" + (" + runtime" if value.dynamic else "")
-    return str(value)
-
-
 # ---------------------------------------------------------------- symbol uses
 
-_PROPAGATE = frozenset({"mov", "cvta", "cvt", "add", "sub", "mad", "and", "or", "xor", "selp"})
-_READS = frozenset({"ld", "ldu", "ldmatrix", "prefetch", "prefetchu"})
-_WRITES = frozenset({"st", "stmatrix"})
-_ATOMIC = frozenset({"atom", "red", "mbarrier"})
+_PROPAGATE = ADDRESS_ARITH
 
 
 @dataclass(frozen=True)
@@ -648,17 +630,18 @@ def _mentions_symbol(op, symbol: str) -> bool:
 
 
 def _access_kind(st: Statement, pos: int, n_addr_before: int) -> str:
-    base = st.base
-    if base in _READS:
+    """read | write | atomic for the n-th address of `st`, from the registry's memory
+    effect (a copy writes its first address and reads the others; an unknown effect counts
+    as atomic: it may do both)."""
+    effect = memory_effect(st.opcode)
+    if effect in ("read", "prefetch"):
         return "read"
-    if base in _WRITES:
+    if effect == "write":
         return "write"
-    if base in _ATOMIC:
-        return "atomic"
-    if base == "cp":
+    if effect == "copy":
         return "write" if n_addr_before == 0 else "read"
-    if base == "st":
-        return "write"
+    if effect == "atomic" and st.base == "cp" and n_addr_before > 0:
+        return "read"            # cp.reduce: the source is only read
     return "atomic"
 
 
@@ -727,8 +710,8 @@ def symbol_uses(fa, symbol: str) -> SymbolUses:
                 hit = None
                 if isinstance(b, Symbol) and b.name == symbol:
                     hit = (True, None)
-                elif isinstance(b, Reg) and via_tainted(i, b.name):
-                    hit = (True, b.name)
+                elif isinstance(b, Reg) and via_tainted(i, b.key):
+                    hit = (True, b.key)
                 if hit:
                     accesses.append(Access(i, st.line, _access_kind(st, pos, n_addr), hit[1],
                                            st.opcode, st.text.strip()))
@@ -746,8 +729,8 @@ def symbol_uses(fa, symbol: str) -> SymbolUses:
                 if isinstance(op, Address):
                     continue
                 for r in op.registers():
-                    if via_tainted(i, r.name):
-                        accesses.append(Access(i, st.line, "escape", r.name, st.opcode,
+                    if via_tainted(i, r.key):
+                        accesses.append(Access(i, st.line, "escape", r.key, st.opcode,
                                                st.text.strip()))
                         found = True
                         break
@@ -906,7 +889,7 @@ def _reload(eng: _Engine, reg: str, defs_of: dict, liveset: set, block_regs: dic
         dest = st.operands[0]
         if isinstance(dest, Vector):
             idx = next((i for i, it in enumerate(dest.items)
-                        if isinstance(it, Reg) and it.name == reg), None)
+                        if isinstance(it, Reg) and it.key == reg), None)
             if idx is None:
                 return None
         else:
@@ -914,13 +897,13 @@ def _reload(eng: _Engine, reg: str, defs_of: dict, liveset: set, block_regs: dic
         width = _width(st)
         b = addr.base
         if isinstance(b, Reg) and not b.special:
-            if b.name not in liveset:
+            if b.key not in liveset:
                 return None
             # the pointer must hold the same value at the load and at the range entry
-            if eng.rd(d, b.name) != defs_of.get(b.name):
+            if eng.rd(d, b.key) != defs_of.get(b.key):
                 return None
-            ptr = b.name
-            bv = eng.value_at(d, b.name)
+            ptr = b.key
+            bv = eng.value_at(d, b.key)
             root, off, dyn = split(bv) if not isinstance(bv, Unknown) else (bv, 0, False)
             total = addr.offset + width * idx
             what = ""

@@ -22,15 +22,25 @@ form               keys (besides ``file``, the PTX module's name)
 ``extern`` is also accepted with ``cut_after``, ``delete`` and ``replace_body``; ``entry=NAME``
 with every form. Anything else is a :class:`RecipeError` naming the recipe file and the key.
 
+Options combinable with every form (and with each other), see :mod:`rrsplice.rewrite`:
+``sust=True`` or ``sust=[kinds]`` (surface stores -> helper calls), ``rz_round=True`` (the
+``roundf`` idiom without ``.rz``), ``rewrites=[dict(opcode=..., replace=..., extern=...)]``
+(the recipe's own rules), ``entries=REGEX`` (the family of entry names the recipe applies to:
+``apply --all`` and the hook apply it to every matching kernel of a corpus).
+
 Module constants (``MODULE``, ``CALLEE``, ``A_REGS``, ``C_REGS``, ``RET_REGS``, ``SCRATCH``,
-``W_REG``, ``V_REG``, ``RET_STRIDE``, ``ENTRY``) are read when present, never required.
+``W_REG``, ``V_REG``, ``RET_STRIDE``, ``ENTRY``, ``ANY_MODULE``) are read when present, never
+required.
 
 The PTX module is resolved by :func:`resolve_module`: ``--corpus DIR``, ``$RRSPLICE_CORPUS``,
-``[tool.rrsplice] corpus``, ``~/.cache/d4r-rr-corpus``, the bundled ``corpus_fixtures/``.
+``[tool.rrsplice] corpus``, ``~/.cache/d4r-rr-corpus``, the bundled ``corpus_fixtures/``; a
+module that is missing or lacks the entry is an error unless ``ANY_MODULE = True`` (or
+``--any-module``) allows another corpus module that defines the entry.
 """
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import importlib.util
 import itertools
@@ -44,6 +54,9 @@ from pathlib import Path
 from typing import Any, Optional
 
 from .errors import RRSpliceError
+from .forms import FORMS as FORM_TABLE
+from .forms import line_regs as _line_regs
+from .forms import text as _text
 
 DEBUG_ENV = "D4R_RRSWIN_DEBUG"
 CORPUS_ENV = "RRSPLICE_CORPUS"
@@ -52,19 +65,15 @@ BUNDLED_CORPUS = Path(__file__).resolve().parent.parent / "corpus_fixtures"
 
 CONSTANTS = ("MODULE", "CALLEE", "ENTRY", "CUT_CALL", "A_REGS", "C_REGS", "RET_REGS",
              "RET_STRIDE", "SCRATCH", "W_REG", "V_REG", "PASSED", "ABI", "BODY", "TARGET",
-             "OWN_SCRATCH")
+             "OWN_SCRATCH", "ANY_MODULE")
 
-# form -> (required keys, optional keys); `file` and `entry` are common to all
-FORMS = {
-    "cut_call": ({"cut_call", "call"}, {"extern"}),
-    "debug": ({"debug"}, {"debug_block"}),
-    "cut_after": ({"cut_after", "tail"}, {"cut_check", "extern"}),
-    "delete": ({"delete", "insert"}, {"delete_check", "extern"}),
-    "replace_body": ({"replace_body", "stub"}, {"extern"}),
-    "baseline": (set(), set()),
-}
+# form -> (required keys, optional keys), from the registry (rrsplice.forms); `file` and
+# `entry` are common to all
+FORMS = {name: (set(f.required), set(f.optional)) for name, f in FORM_TABLE.items()}
 COMMON = {"file", "entry"}
-KNOWN_KEYS = set(COMMON).union(*(r | o for r, o in FORMS.values()))
+# options every form accepts: statement rewrites and the family pattern
+OPTIONS = {"sust", "rz_round", "rewrites", "entries"}
+KNOWN_KEYS = set(COMMON | OPTIONS).union(*(r | o for r, o in FORMS.values()))
 
 
 class RecipeError(RRSpliceError):
@@ -109,6 +118,10 @@ class Recipe:
     stub: Optional[str] = None
     entry_key: Optional[str] = None
     constants: dict = field(default_factory=dict)
+    sust: Any = False                # False, True, or a list of kind names
+    rz_round: bool = False
+    rewrites: list = field(default_factory=list)   # the recipe's own rules (dicts)
+    entries: Optional[str] = None    # family pattern: entry names the recipe applies to
     debug_env: Optional[str] = None  # the D4R_RRSWIN_DEBUG value recipe() was called with
 
     @property
@@ -147,11 +160,7 @@ class Recipe:
             if not callable(fn):
                 raise RecipeError(self.path, "`stages` must be a function returning "
                                   "{name: (line, [regs])}", "stages")
-            try:
-                table = fn()
-            except Exception as exc:  # noqa: BLE001 - users' code
-                raise RecipeError(self.path, f"stages() raised {_exc_summary(exc, self.path)}",
-                                  "stages") from None
+            table = call_user(self.path, "stages", "stages()", fn)
         if not isinstance(table, dict):
             raise RecipeError(self.path, f"stages() returned {type(table).__name__}, "
                               "expected a dict {name: (line, [regs])}", "stages")
@@ -159,6 +168,7 @@ class Recipe:
         for name, val in table.items():
             if not isinstance(name, str):
                 raise RecipeError(self.path, f"stage name {name!r} is not a string", "stages")
+            check_stage_name(self.path, name)
             out[name] = _line_regs(self.path, f"stages[{name!r}]", val)
         return out
 
@@ -199,6 +209,32 @@ def _exc_summary(exc: BaseException, path: Path) -> str:
     return f"{type(exc).__name__}: {exc}{where}"
 
 
+_SAFE_NAME = re.compile(r"[^/\\\x00]+")
+
+
+def check_stage_name(path, name: str, key: str = "stages") -> str:
+    """A debug-stage (or layer) name becomes part of an output file name: no path
+    separators, no `..`, no NUL, so no output lands outside `out/`."""
+    if not _SAFE_NAME.fullmatch(name) or ".." in name or name.strip(". ") == "":
+        raise RecipeError(path, f"stage name {name!r} may not contain '/', '\\', '..' or "
+                          "NUL (it names an output file)", key)
+    return name
+
+
+def call_user(path, key: str, what: str, fn, *args):
+    """Run the recipe's own code `fn(*args)`: whatever it raises (SystemExit and
+    KeyboardInterrupt included) becomes a RecipeError naming the recipe, so no recipe can
+    end rrsplice early and fake a result; what it prints goes to stderr, so `--json` output
+    stays one JSON document."""
+    try:
+        with contextlib.redirect_stdout(sys.stderr):
+            return fn(*args)
+    except RecipeError:
+        raise
+    except BaseException as exc:  # noqa: BLE001 - users' code, any exit included
+        raise RecipeError(path, f"{what} raised {_exc_summary(exc, path)}", key) from None
+
+
 def import_recipe(path) -> Any:
     """Import the recipe file under a unique module name (two recipes with the same file
     name never share a module)."""
@@ -214,12 +250,13 @@ def import_recipe(path) -> Any:
     mod = importlib.util.module_from_spec(spec)
     sys.modules[modname] = mod
     try:
-        spec.loader.exec_module(mod)
+        with contextlib.redirect_stdout(sys.stderr):
+            spec.loader.exec_module(mod)
     except SyntaxError as exc:
         sys.modules.pop(modname, None)
         raise RecipeError(path, f"does not import: SyntaxError: {exc.msg} "
                           f"(line {exc.lineno})") from None
-    except (Exception, SystemExit) as exc:  # noqa: BLE001 - users' code
+    except BaseException as exc:  # noqa: BLE001 - users' code, any exit included
         sys.modules.pop(modname, None)
         raise RecipeError(path, f"does not import: {_exc_summary(exc, path)}") from None
     return mod
@@ -239,11 +276,7 @@ def load_recipe(path, *, debug: Optional[str] = None) -> Recipe:
             raise RecipeError(path, "defines no recipe() function", "recipe")
         if not callable(fn):
             raise RecipeError(path, "`recipe` is not a function", "recipe")
-        try:
-            raw = fn()
-        except Exception as exc:  # noqa: BLE001 - users' code
-            raise RecipeError(path, f"recipe() raised {_exc_summary(exc, path)}",
-                              "recipe") from None
+        raw = call_user(path, "recipe", "recipe()", fn)
         env_value = os.environ.get(DEBUG_ENV)
     rec = normalise(path, mod, raw)
     rec.debug_env = env_value
@@ -252,34 +285,17 @@ def load_recipe(path, *, debug: Optional[str] = None) -> Recipe:
 
 # ------------------------------------------------------------------ normalising
 
-def _is_int(v) -> bool:
-    return isinstance(v, int) and not isinstance(v, bool)
-
-
-def _line_pair(path, key, v) -> tuple:
-    if not isinstance(v, (tuple, list)) or len(v) != 2 or not all(_is_int(x) for x in v):
-        raise RecipeError(path, f"expected (first, end), two line numbers; got {v!r}"[:300], key)
-    a, b = v
-    if a < 1 or b <= a:
-        raise RecipeError(path, f"({a}, {b}) is not a half-open line interval "
-                          "first < end, first >= 1", key)
-    return (a, b)
-
-
-def _text(path, key, v) -> str:
-    if not isinstance(v, str):
-        raise RecipeError(path, f"expected text (str), got {type(v).__name__}", key)
+def check_text(path, key, v: str) -> str:
+    """Text spliced into a module must encode as UTF-8 (no lone surrogates) and hold no
+    NUL."""
+    try:
+        v.encode("utf-8")
+    except UnicodeEncodeError as exc:
+        raise RecipeError(path, f"not valid text: character {exc.start} is "
+                          f"{ascii(v[exc.start])} ({exc.reason})", key) from None
+    if "\x00" in v:
+        raise RecipeError(path, f"not valid text: NUL at character {v.index(chr(0))}", key)
     return v
-
-
-def _line_regs(path, key, v) -> tuple:
-    if (not isinstance(v, (tuple, list)) or len(v) != 2 or not _is_int(v[0])
-            or not isinstance(v[1], (list, tuple))
-            or not all(isinstance(r, str) for r in v[1])):
-        raise RecipeError(path, f"expected (line, [registers]); got {v!r}"[:300], key)
-    if v[0] < 1:
-        raise RecipeError(path, f"line {v[0]} is not a line number", key)
-    return (v[0], list(v[1]))
 
 
 def normalise(path, mod, raw) -> Recipe:
@@ -296,7 +312,7 @@ def normalise(path, mod, raw) -> Recipe:
     if unknown:
         raise RecipeError(path, "unknown key in recipe() result; known keys: "
                           + ", ".join(sorted(KNOWN_KEYS)), unknown[0])
-    keys = set(raw) - COMMON
+    keys = set(raw) - COMMON - OPTIONS
     forms = [f for f, (req, opt) in FORMS.items() if req and req & keys]
     if len(forms) > 1:
         a, b = forms[:2]
@@ -312,7 +328,7 @@ def normalise(path, mod, raw) -> Recipe:
     stray = sorted(keys - req - opt)
     if stray:
         raise RecipeError(path, f"not allowed with the {form} form (allowed: "
-                          + ", ".join(sorted(req | opt | COMMON)) + ")", stray[0])
+                          + ", ".join(sorted(req | opt | COMMON | OPTIONS)) + ")", stray[0])
     if "file" not in raw:
         raise RecipeError(path, "missing: every recipe names its PTX module with file=...",
                           "file")
@@ -320,8 +336,11 @@ def normalise(path, mod, raw) -> Recipe:
     if not isinstance(f, (str, os.PathLike)):
         raise RecipeError(path, f"expected a file name (str), got {type(f).__name__}", "file")
     f = os.fspath(f)
+    if not isinstance(f, str):
+        raise RecipeError(path, f"expected a file name (str), got {type(f).__name__}", "file")
     if not f.strip():
         raise RecipeError(path, "empty file name", "file")
+    check_text(path, "file", f)
 
     constants = {k: getattr(mod, k) for k in CONSTANTS if hasattr(mod, k)}
     rec = Recipe(path=path, module=mod, raw=raw, form=form, file=f, constants=constants)
@@ -329,44 +348,71 @@ def normalise(path, mod, raw) -> Recipe:
         rec.entry_key = _text(path, "entry", raw["entry"])
     if "extern" in raw:
         rec.extern = _text(path, "extern", raw["extern"])
-    if form == "cut_call":
-        rec.cut_call = _line_pair(path, "cut_call", raw["cut_call"])
-        rec.call = _text(path, "call", raw["call"])
-    elif form == "debug":
-        rec.debug = _line_regs(path, "debug", raw["debug"])
-        blk = raw.get("debug_block")
-        if blk is not None and not (callable(blk) or isinstance(blk, str)):
-            raise RecipeError(path, f"expected a function FN(regs) -> text (or the text), got "
-                              f"{type(blk).__name__}", "debug_block")
-        rec.debug_block = blk
-    elif form == "cut_after":
-        v = raw["cut_after"]
-        if not _is_int(v) or v < 1:
-            raise RecipeError(path, f"expected a line number, got {v!r}", "cut_after")
-        rec.cut_after = v
-        if "cut_check" in raw:
-            rec.cut_check = _text(path, "cut_check", raw["cut_check"])
-        rec.tail = _text(path, "tail", raw["tail"])
-    elif form == "delete":
-        rec.delete = _line_pair(path, "delete", raw["delete"])
-        if "delete_check" in raw:
-            v = raw["delete_check"]
-            if isinstance(v, str):
-                v = (v, None)
-            if (not isinstance(v, (tuple, list)) or len(v) != 2
-                    or not all(x is None or isinstance(x, str) for x in v)):
-                raise RecipeError(path, "expected (first line's text, last line's text)",
-                                  "delete_check")
-            rec.delete_check = tuple(v)
-        rec.insert = _text(path, "insert", raw["insert"])
-    elif form == "replace_body":
-        v = raw["replace_body"]
-        if not (isinstance(v, str) or v is True):
-            raise RecipeError(path, f"expected the entry's name (or True), got {v!r}",
-                              "replace_body")
-        rec.replace_body = v
-        rec.stub = _text(path, "stub", raw["stub"])
+    _options(path, raw, rec)
+    FORM_TABLE[form].normalise(path, raw, rec)
     return rec
+
+
+def _options(path, raw: dict, rec: Recipe) -> None:
+    """The rewrite and family options (see the module docstring)."""
+    from .rewrite.sust import SUST_KINDS
+    from .rewrite.user import USER_KEYS
+    if "sust" in raw:
+        v = raw["sust"]
+        if isinstance(v, (list, tuple)):
+            bad = [k for k in v if k not in SUST_KINDS]
+            if bad or not v:
+                raise RecipeError(path, f"unknown surface-store kind {bad[0]!r}; kinds: "
+                                  + ", ".join(SUST_KINDS) if bad else "an empty list of kinds "
+                                  "(use sust=False to rewrite none)", "sust")
+            rec.sust = list(dict.fromkeys(v))
+        elif isinstance(v, bool):
+            rec.sust = v
+        else:
+            raise RecipeError(path, f"expected True, False or a list of kinds "
+                              f"({', '.join(SUST_KINDS)}), got {v!r}"[:300], "sust")
+    if "rz_round" in raw:
+        if not isinstance(raw["rz_round"], bool):
+            raise RecipeError(path, f"expected True or False, got {raw['rz_round']!r}"[:300],
+                              "rz_round")
+        rec.rz_round = raw["rz_round"]
+    if "rewrites" in raw:
+        v = raw["rewrites"]
+        if not isinstance(v, (list, tuple)):
+            raise RecipeError(path, "expected a list of rules dict(opcode=..., replace=...)",
+                              "rewrites")
+        for i, r in enumerate(v):
+            key = f"rewrites[{i}]"
+            if not isinstance(r, dict) or not {"opcode", "replace"} <= set(r):
+                raise RecipeError(path, "a rule is dict(opcode=..., replace=TEMPLATE or FN, "
+                                  "extern=..., name=...)", key)
+            extra = sorted(set(r) - USER_KEYS)
+            if extra:
+                raise RecipeError(path, f"unknown rule key {extra[0]!r} (known: "
+                                  + ", ".join(sorted(USER_KEYS)) + ")", key)
+            ops = r["opcode"]
+            ops = [ops] if isinstance(ops, str) else ops
+            if not isinstance(ops, (list, tuple)) or not ops \
+                    or not all(isinstance(o, str) and o for o in ops):
+                raise RecipeError(path, "opcode must be an opcode or a list of them", key)
+            if not (callable(r["replace"]) or isinstance(r["replace"], str)):
+                raise RecipeError(path, "replace must be a template or a function", key)
+            for k in ("extern", "name"):
+                if r.get(k) is not None and not isinstance(r[k], str):
+                    raise RecipeError(path, f"{k} must be text", key)
+            rec.rewrites.append(dict(r, opcode=list(ops)))
+    if "entries" in raw:
+        v = _text(path, "entries", raw["entries"])
+        try:
+            re.compile(v)
+        except re.error as exc:
+            raise RecipeError(path, f"not a regular expression: {exc}", "entries") from None
+        rec.entries = v
+
+
+def matches_family(rec: Recipe, entry: str) -> bool:
+    """Does `entry` belong to the recipe's family (its `entries` pattern, whole name)?"""
+    return rec.entries is not None and re.fullmatch(rec.entries, entry) is not None
 
 
 # ------------------------------------------------------------------ which entry, which layer
@@ -420,7 +466,7 @@ def entry_candidates(rec: Recipe) -> list[tuple[str, str]]:
 def recipe_layer(rec: Recipe) -> str:
     layer = rec.constants.get("LAYER") or getattr(rec.module, "LAYER", None)
     if isinstance(layer, str) and layer:
-        return layer
+        return check_stage_name(rec.path, layer, "LAYER")
     m = _FILE_LAYER.match(rec.path.stem)
     if m:
         return m.group(1)
@@ -454,17 +500,11 @@ def corpus_dirs(corpus=None, start: Optional[Path] = None) -> list[tuple[Path, s
 
     add(corpus, "--corpus", must_exist=True)
     add(os.environ.get(CORPUS_ENV) or None, f"${CORPUS_ENV}", must_exist=True)
-    seen_cfg = set()
-    for base in (Path.cwd(), start):
-        if base is None:
-            continue
-        try:
-            cfg = load_config(base)
-        except RRSpliceError:
-            continue
-        if cfg.corpus is not None and cfg.corpus not in seen_cfg:
-            seen_cfg.add(cfg.corpus)
-            add(cfg.corpus, "[tool.rrsplice] corpus")
+    # a recipe's project is its own: the nearest pyproject.toml above the recipe, never
+    # the working directory's (which may be anyone's checkout); cwd only without a recipe
+    cfg = load_config(start if start is not None else Path.cwd())
+    if cfg.corpus is not None:
+        add(cfg.corpus, f"[tool.rrsplice] corpus in {cfg.root / 'pyproject.toml'}")
     add(USER_CORPUS, str(USER_CORPUS))
     add(BUNDLED_CORPUS, "the bundled corpus_fixtures/")
     return out
@@ -509,12 +549,15 @@ def resolve_module(recipe, corpus=None, *, any_module: bool = False
     else:
         has_dir = "/" in rec.file or os.sep in rec.file
         near = [(rec.path.parent, "the recipe's directory")] if has_dir else []
-        for d, _why in near + dirs:
+        for d, why in near + dirs:
             cand = d / name
             if cand.is_file():
-                found = cand
+                found, found_why = cand, why
                 break
     if found is not None and (entry is None or defines_entry(found, entry)):
+        if (not name.is_absolute() and found_why.startswith("[tool.rrsplice]")
+                and found.parent.resolve() != BUNDLED_CORPUS.resolve()):
+            return found, f"{rec.file} found through {found_why}"
         return found, None
     looked = ", ".join(f"{d} ({why})" for d, why in dirs if d.is_dir()) or "no corpus directory"
     fallback = any_module or rec.const("ANY_MODULE", False) is True

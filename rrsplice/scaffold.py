@@ -230,6 +230,7 @@ def new_recipe(name: str, module, rng_text: str, *, abi: str = "scratch",
         if li.klass == "other" and li.reg not in passed_now and "predicate" not in li.detail:
             other_regs.append(li.reg)
     ret_regs = list(live_out)
+    exits = dispatched_exits(fn, rng)
     types = {}
     for r in a_regs + c_regs + other_regs + ret_regs:
         t = reg_ptx_type(fn, r)
@@ -237,14 +238,14 @@ def new_recipe(name: str, module, rng_text: str, *, abi: str = "scratch",
             types[r] = t
 
     # the return layout: offsets within a lane's slot / the return array
-    layout, size = _layout(ret_regs, types)
+    layout, size = _layout(ret_regs + ([EXIT_REG] if exits else []), types)
     sym = None
     sym_bytes = None
     from .check import block_threads
     threads = block_threads(fn)
     slots = "lane"
     own = None
-    if abi == "scratch" and ret_regs:
+    if abi == "scratch" and (ret_regs or exits):
         try:
             if threads is not None and threads > 32:
                 try:
@@ -374,6 +375,11 @@ def new_recipe(name: str, module, rng_text: str, *, abi: str = "scratch",
                 "needed between the body's stores and the reads: a slot is stored and read "
                 "by the same thread. `rrsplice outline` mirrors the call text's barrier "
                 "before the outlined body's stores."]
+    if exits:
+        doc += ["", f"The region leaves to {len(exits)} label(s) besides the statement after "
+                "it: the callee returns an exit index after RET_REGS (0: go on after the "
+                "call), and the call text branches on it: "
+                + ", ".join(f"{k} -> {lab}" for k, lab in enumerate(exits, 1)) + "."]
     for n in notes:
         doc.append("Note: " + n)
     path = Path(out) if out else Path("recipes") / f"{name}.py"
@@ -381,7 +387,8 @@ def new_recipe(name: str, module, rng_text: str, *, abi: str = "scratch",
                    cut=(first_line, end_line), abi=abi, a_regs=a_regs, c_regs=c_regs,
                    other_regs=other_regs, ret_regs=ret_regs, types=types, scratch=sym,
                    w_reg=w_reg, v_reg=v_reg, layout_size=size, slots=slots,
-                   shared=shared, barrier=barrier, own=sym_bytes if own else None)
+                   shared=shared, barrier=barrier, own=sym_bytes if own else None,
+                   exits=exits)
     if path.exists() and not force:
         raise ScaffoldError(f"{path} exists; pass --force to overwrite it")
     from .splice import write_atomic
@@ -395,6 +402,21 @@ def new_recipe(name: str, module, rng_text: str, *, abi: str = "scratch",
                     other_regs=other_regs, ret_regs=ret_regs, scratch=sym,
                     derivable=[li.reg for li in derivable], notes=notes, shared=shared,
                     barrier=barrier)
+
+
+EXIT_REG = "%rrsx"      # the call text's register for the callee's exit index
+
+
+def dispatched_exits(fn, rng) -> list:
+    """Labels outside the region that it branches to, other than the statement right after
+    it, in first-branch order: the call text dispatches to EXITS[index - 1]."""
+    from .exits import region_exits, return_labels
+    back = return_labels(fn, rng)
+    out = []
+    for ex in region_exits(fn, rng):
+        if ex.label not in back and ex.label not in out:
+            out.append(ex.label)
+    return out
 
 
 def own_scratch_effect(recipe_path: Path, module: Path, fn, threads: int) -> dict:
@@ -511,6 +533,12 @@ OTHER_REGS = {other_regs}
 # what the code after the region reads back out of it
 RET_REGS = {ret_regs}
 
+# labels outside the region it branches to, besides the statement right after it: the
+# callee returns an exit index (after RET_REGS; 0 = go on after the call) and the call
+# text branches to EXITS[index - 1]
+EXITS = {exits}
+_RETURNS = RET_REGS + (["%rrsx"] if EXITS else [])
+
 # how each register crosses the call when it is not a .b32
 REG_TYPES = {types}
 
@@ -541,7 +569,7 @@ def _type(reg):
 def _ret_layout():
     """(register, byte offset) of each returned value in a lane's slot, and the slot size."""
     off, out, align = 0, [], 4
-    for r in RET_REGS:
+    for r in _RETURNS:
         n = max(_SIZE[_type(r)], 4)
         align = max(align, n)
         off = (off + n - 1) // n * n
@@ -562,6 +590,8 @@ def cut_call():
     """The PTX that replaces the region. Special registers are read with mov only."""
     args = A_REGS + C_REGS + OTHER_REGS
     lines = ["{{", "\\t.reg .b32 %rrs<4>;"]
+    if EXITS:
+        lines += ["\\t.reg .b32 %rrsx;", "\\t.reg .pred %rrsq;"]
     if SHARED:
         lines.append("\\t.reg .b32 %%rrsb<%d>;" % len(SHARED))
     names = []
@@ -579,21 +609,21 @@ def cut_call():
         lines.append("\\tst.param.b32 [pb%d+0], %%rrsb%d;" % (i, i))
         names.append("pb%d" % i)
     layout, size = _ret_layout()
-    if ABI == "scratch" and RET_REGS:
+    if ABI == "scratch" and _RETURNS:
         lines.append("\\t.param .b32 ps;")
         lines.append("\\tmov.u32 %%rrs0, %s;" % SCRATCH)
         lines.append("\\tst.param.b32 [ps+0], %rrs0;")
         names.append("ps")
-    if ABI == "param" and RET_REGS:
+    if ABI == "param" and _RETURNS:
         lines.append("\\t.param .align 8 .b8 rv[%d];" % size)
     call = "\\tcall.uni "
-    if ABI == "param" and RET_REGS:
+    if ABI == "param" and _RETURNS:
         call += "(rv), "
     call += CALLEE
     if names:
         call += ", (" + ", ".join(names) + ")"
     lines.append(call + ";")
-    if ABI == "scratch" and RET_REGS:
+    if ABI == "scratch" and _RETURNS:
         if SLOTS == "thread":
             lines += ["\\tmov.u32 %rrs1, %tid.z;", "\\tmov.u32 %rrs2, %ntid.y;",
                       "\\tmov.u32 %rrs3, %tid.y;", "\\tmad.lo.s32 %rrs1, %rrs1, %rrs2, %rrs3;",
@@ -610,9 +640,12 @@ def cut_call():
             lines.append("\\tsetp.ne.u32 %s, %%rrs3, 0;" % r)
         else:
             lines.append("\\tld.%s%s %s, %s;" % (space, _type(r), r, src))
-    if ABI == "scratch" and RET_REGS and BLOCK_BARRIER:
+    if ABI == "scratch" and _RETURNS and BLOCK_BARRIER:
         # every warp has read its slot before any warp reuses the array
         lines.append("\\tbar.sync 0;")
+    for k, label in enumerate(EXITS, 1):
+        lines.append("\\tsetp.eq.u32 %%rrsq, %%rrsx, %d;" % k)
+        lines.append("\\t@%%rrsq bra %s;" % label)
     lines.append("}}")
     return "\\n".join(lines)
 
@@ -622,13 +655,13 @@ def extern():
     args = A_REGS + C_REGS + OTHER_REGS
     params = [".param %s %s_p%d" % (_param_type(r), CALLEE, i) for i, r in enumerate(args)]
     params += [".param .b32 %s_shared%d" % (CALLEE, i) for i in range(len(SHARED))]
-    if ABI == "scratch" and RET_REGS:
+    if ABI == "scratch" and _RETURNS:
         params.append(".param .b32 %s_scratch" % CALLEE)
     own = ""
     if OWN_SCRATCH:
         own = ".shared .align 16 .b8 %s[%d];\\n" % (SCRATCH, OWN_SCRATCH)
     ret = ""
-    if ABI == "param" and RET_REGS:
+    if ABI == "param" and _RETURNS:
         ret = "(.param .align 8 .b8 %s_ret[%d]) " % (CALLEE, _ret_layout()[1])
     text = own + ".extern .func %s%s" % (ret, CALLEE)
     if params:
@@ -660,7 +693,7 @@ def _module_reference(module: Path, recipe_path: Path) -> str:
 
 def _render(*, name, doc, module, entry, callee, cut, abi, a_regs, c_regs, other_regs,
             ret_regs, types, scratch, w_reg, v_reg, layout_size, slots, shared=(),
-            barrier=False, own=None) -> str:
+            barrier=False, own=None, exits=()) -> str:
     wrapped = []
     for para in doc:
         wrapped.extend(_wrap(para) if para else [""])
@@ -673,6 +706,7 @@ def _render(*, name, doc, module, entry, callee, cut, abi, a_regs, c_regs, other
                             other_regs=_pylist(other_regs), ret_regs=_pylist(ret_regs),
                             types=typ, scratch=scratch, w_reg=w_reg, v_reg=v_reg, slots=slots,
                             shared=_pylist(list(shared), per_line=1), barrier=bool(barrier), own=own,
+                            exits=_pylist(list(exits), per_line=1),
                             layer=name[5:] if name.startswith("swin_") and len(name) > 5
                             else name)
 

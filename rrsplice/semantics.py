@@ -1,19 +1,20 @@
-"""Instruction semantics as data: which operands of which opcode are definitions and which
-are uses.
+"""Instruction semantics: which operands of which opcode are definitions and which are uses.
 
-The table below is read off the PTX ISA's syntax blocks (one line per opcode family), not
-guessed from "the first operand is the destination". A family's *role pattern* names the
-role of each operand position:
+The per-opcode facts live in one registry, rrsplice.isa (read off the PTX ISA's syntax
+blocks, one row per opcode family, not guessed from "the first operand is the
+destination"). A family's *role pattern* names the role of each operand position:
 
     D   every register in the operand is written (a `{...}` list: all of them; `%p|%q`:
-        both; `_`: nothing)
+        both; `_`: nothing; `%v.x`: one element, so the rest is kept: a partial write)
     U   every register in the operand is read
     M   read and written (accumulators updated in place)
     *   after a letter: that role repeats for all remaining operands
 
 Register operands inside an address (`[%rd9+16]`, `[tex, {%f1, %f2}]`) are always reads,
 whatever the position's role. Special registers (`%tid.x`, `%laneid`, ...) are machine state,
-never variables, so they never appear in a DefUse.
+never variables, so they never appear in a DefUse. Registers are named by their key
+(rrsplice.scopes): a register declared in a nested `{ }` block is a different register from
+an outer one of the same name.
 
 Beyond plain registers two kinds of *pseudo-registers* carry values that flow through
 memory-like state so that calls and carry chains are not cut apart silently:
@@ -39,79 +40,23 @@ import re
 from dataclasses import dataclass
 from typing import Optional
 
-from .model import Address, Function, Negated, ParenList, PredPair, Reg, Statement, Symbol, Vector
+from .isa import BLOCK_BARRIERS, CARRY_READERS, ROLES, TERMINATORS, family_key
+from .model import (Address, Element, Function, Negated, Offset, ParenList, PredPair, Reg,
+                    Statement, Symbol, Vector)
 
 # ---------------------------------------------------------------- the table
 
-# role patterns
+# role patterns (rrsplice.isa's registry writes them per opcode family)
 _DU = "D U*"        # destination, then sources
 _U = "U*"           # reads only (stores, barriers, branches, ...)
 _MU = "M U*"        # destination updated in place
 _ADDR_FIRST = "A?"  # all reads if the first operand is an address (a memory destination),
                     # else "D U*" (mbarrier's state-returning forms)
 
-#: opcode family -> role pattern. Keys are the base opcode or `base.modifier` for
-#: families whose forms differ (`bar.red` has a destination, `bar.sync` has none).
-#: Lookup tries the longest `base.mod1.mod2...` prefix first.
-OPCODE_ROLES: dict[str, str] = {
-    # integer and floating-point arithmetic (PTX ISA 9.7.1-9.7.4)
-    **{op: _DU for op in (
-        "add", "sub", "mul", "mad", "mul24", "mad24", "sad", "div", "rem", "abs", "neg",
-        "min", "max", "popc", "clz", "bfind", "fns", "brev", "bfe", "bfi", "bmsk", "szext",
-        "dp4a", "dp2a", "addc", "subc", "madc", "fma", "rcp", "sqrt", "rsqrt", "sin", "cos",
-        "lg2", "ex2", "tanh", "copysign", "testp")},
-    # comparison and selection (9.7.6): setp/set may write `%p|%q`
-    **{op: _DU for op in ("set", "setp", "selp", "slct")},
-    # logic and shift (9.7.7)
-    **{op: _DU for op in ("and", "or", "xor", "not", "cnot", "lop3", "shf", "shl", "shr")},
-    # data movement and conversion (9.7.8, 9.7.9)
-    **{op: _DU for op in (
-        "mov", "shfl", "prmt", "ld", "ldu", "cvt", "cvta", "isspacep", "mapa", "getctarank",
-        "ldmatrix", "movmatrix", "createpolicy", "istypep", "cvt.pack")},
-    # stores and memory operations without a register result (9.7.9)
-    **{op: _U for op in (
-        "st", "st.async", "stmatrix", "prefetch", "prefetchu", "applypriority", "discard",
-        "cp.async", "cp.reduce.async", "multimem.st", "multimem.red", "tensormap",
-        "red", "red.async", "sust", "sured")},
-    # atomics: destination, then the address and operands (9.7.13)
-    "atom": _DU,
-    # stack allocation (9.7.17)
-    "alloca": _DU,
-    "stacksave": _DU,
-    "stackrestore": _U,
-    "multimem.ld_reduce": _DU,
-    # textures and surfaces (9.7.10, 9.7.11)
-    **{op: _DU for op in ("tex", "tld4", "txq", "suld", "suq")},
-    # control flow (9.7.12): reads only
-    **{op: _U for op in ("bra", "brx", "call", "ret", "exit", "trap", "brkpt")},
-    # barriers and synchronisation (9.7.13)
-    **{op: _U for op in ("bar", "barrier", "bar.sync", "bar.arrive", "bar.warp", "membar",
-                         "fence", "nanosleep", "pmevent", "griddepcontrol", "setmaxnreg")},
-    "bar.red": _DU,
-    "barrier.red": _DU,
-    "mbarrier": _ADDR_FIRST,
-    "vote": _DU,
-    "match": _DU,
-    "redux": _DU,
-    "activemask": _DU,
-    "elect": _DU,
-    # matrix multiply-accumulate (9.7.14, 9.7.15)
-    "mma": _DU,
-    "wmma.load": _DU,
-    "wmma.mma": _DU,
-    "wmma.store": _U,
-    "wgmma.mma_async": _MU,
-    "wgmma.fence": _U,
-    "wgmma.commit_group": _U,
-    "wgmma.wait_group": _U,
-    "tcgen05": _ADDR_FIRST,
-}
-
-#: opcodes that end a basic block (an unguarded one has no fall-through)
-TERMINATORS = frozenset({"bra", "brx", "ret", "exit", "trap"})
-
-#: opcodes of a whole-block barrier (a thread-count operand makes it a partial one)
-BLOCK_BARRIERS = ("bar.sync", "barrier.sync", "bar.cta.sync", "barrier.cta.sync")
+#: opcode family -> role pattern, from the opcode registry (rrsplice.isa). Keys are the base
+#: opcode or `base.modifier` for families whose forms differ (`bar.red` has a destination,
+#: `bar.sync` has none). Lookup tries the longest `base.mod1.mod2...` prefix first.
+OPCODE_ROLES: dict[str, str] = ROLES
 
 
 def is_block_barrier(st: Statement) -> bool:
@@ -127,7 +72,7 @@ def is_block_barrier(st: Statement) -> bool:
 
 
 CARRY = "cc:CF"
-_CARRY_READERS = frozenset({"addc", "subc", "madc"})
+_CARRY_READERS = CARRY_READERS
 
 
 def is_pseudo(name: str) -> bool:
@@ -135,27 +80,9 @@ def is_pseudo(name: str) -> bool:
     return ":" in name
 
 
-_FAMILY_CACHE: dict = {}
-
-
 def family_of(st: Statement) -> Optional[str]:
-    """The table key covering `st`'s opcode (longest dotted prefix), or None."""
-    op = st.opcode
-    if op is None:
-        return None
-    try:
-        return _FAMILY_CACHE[op]
-    except KeyError:
-        pass
-    parts = op.replace("::", ".").split(".")
-    fam = None
-    for n in range(min(len(parts), 4), 0, -1):
-        key = ".".join(parts[:n])
-        if key in OPCODE_ROLES:
-            fam = key
-            break
-    _FAMILY_CACHE[op] = fam
-    return fam
+    """The registry key covering `st`'s opcode (longest dotted prefix), or None."""
+    return family_key(st.opcode)
 
 
 # ---------------------------------------------------------------- DefUse
@@ -176,18 +103,18 @@ def _regs(op, out: list) -> None:
     t = type(op)
     if t is Reg:
         if not op.special:
-            out.append(op.name)
+            out.append(op.ident or op.name)
     elif t is Vector or t is ParenList:
         for item in op.items:
             if type(item) is Reg:
                 if not item.special:
-                    out.append(item.name)
+                    out.append(item.ident or item.name)
             else:
                 _regs(item, out)
     elif t is Address:
         base = op.base
         if type(base) is Reg and not base.special:
-            out.append(base.name)
+            out.append(base.ident or base.name)
         for item in op.extra:
             _regs(item, out)
     elif t is PredPair:
@@ -195,6 +122,10 @@ def _regs(op, out: list) -> None:
         _regs(op.second, out)
     elif t is Negated:
         _regs(op.reg, out)
+    elif t is Element or t is Offset:        # `%v.x`: the whole vector register; `%rd2+4`
+        base = op.reg if t is Element else op.base
+        if type(base) is Reg and not base.special:
+            out.append(base.ident or base.name)
 
 
 _ROLE_CACHE: dict = {}
@@ -323,6 +254,9 @@ def def_use(st: Statement) -> DefUse:
                     _regs(op, uses)
                 elif role == "D":
                     _regs(op, defs)
+                    if type(op) is Element:    # one element: the others keep their values
+                        _regs(op, uses)
+                        _regs(op, partial)
                 else:  # "M"
                     _regs(op, defs)
                     _regs(op, uses)
@@ -348,7 +282,7 @@ def def_use(st: Statement) -> DefUse:
     if st.guard is not None:
         g = st.guard.reg
         if not g.special:
-            uses.insert(0, g.name)
+            uses.insert(0, g.key)
         uses.extend(defs)    # a guarded write may not happen: the old value survives
         kills_ok = False
     defs_t = _dedupe(defs)

@@ -59,6 +59,7 @@ class ApplyResult:
                 "passed": f.get("passed", []), "returned": f.get("returned", []),
                 "live_in": f.get("live_in"), "live_out": f.get("live_out"),
                 "stage": f.get("stage"), "scratch": f.get("scratch"),
+                "rewrites": f.get("rewrites"),
                 "edits": [{"start": e.start, "end": e.end, "bytes": len(e.text), "why": e.why}
                           for e in self.edits],
                 "bytes_in": self.bytes_in, "bytes_out": self.bytes_out,
@@ -80,42 +81,72 @@ def _with_newline(text: str) -> str:
     return text if text.endswith("\n") else text + "\n"
 
 
+class _Ctx:
+    """What every edit builder needs: the module's bytes, line ending and line offsets."""
+
+    def __init__(self, target: Target):
+        self.t = target
+        self.m = target.module
+        self.data = self.m.data
+        self.nl = newline_of(self.data)
+        self.offs = line_byte_offsets(self.data)
+
+    def line_start(self, line: int) -> int:     # byte offset where physical line `line` starts
+        return self.offs[line - 1] if line - 1 < len(self.offs) else len(self.data)
+
+    def after(self, line: int) -> tuple[int, bytes]:
+        """Where text inserted after `line` goes, and the newline it needs first."""
+        pos = self.line_start(line + 1)
+        prefix = b"" if pos == 0 or self.data[pos - 1:pos] == b"\n" else self.nl
+        return pos, prefix
+
+
+def _edits_region(c: _Ctx) -> list[Edit]:
+    t = c.t
+    a, last = t.first_line, t.last_line
+    return [Edit(c.line_start(a), c.line_start(last + 1),
+                 _nl(_with_newline(t.text), c.nl), f"lines {a}-{last}")]
+
+
+def _edits_point(c: _Ctx) -> list[Edit]:
+    t = c.t
+    text = debug_block_text(t.recipe, t, t.fn)
+    pos, prefix = c.after(t.first_line)
+    return [Edit(pos, pos, prefix + _nl(_with_newline(text), c.nl),
+                 f"debug stage after line {t.first_line}")]
+
+
+def _edits_truncate(c: _Ctx) -> list[Edit]:
+    t = c.t
+    pos, prefix = c.after(t.first_line)
+    return [Edit(pos, len(c.data), prefix + _nl(t.text, c.nl),
+                 f"truncate after line {t.first_line}")]
+
+
+def _edits_body(c: _Ctx) -> list[Edit]:
+    t = c.t
+    b = t.fn.body
+    s, e = c.m.byte_offset(b.start) + 1, c.m.byte_offset(b.end) - 1
+    return [Edit(s, e, c.nl + _nl(_with_newline(t.text.strip("\r\n")), c.nl),
+                 f"body of {t.fn.name}")]
+
+
+# target kind -> the edits that realise it (rrsplice.forms says which form targets what)
+KIND_EDITS = {"region": _edits_region, "point": _edits_point, "truncate": _edits_truncate,
+              "body": _edits_body, "none": lambda c: []}
+
+
 def build_edits(target: Target) -> list[Edit]:
-    """The byte edits that realise the recipe (or debug stage) on the target module."""
-    m = target.module
-    data = m.data
-    nl = newline_of(data)
-    offs = line_byte_offsets(data)
-    rec = target.recipe
+    """The byte edits that realise the recipe (or debug stage) on the target module: the
+    form's own edit, the statement rewrites, the extern declaration."""
+    c = _Ctx(target)
+    edits = KIND_EDITS[target.kind](c)
+    if target.rewrites is not None:
+        edits += target.rewrites.edits(c.m)
     fn = target.fn
-    edits: list[Edit] = []
-
-    def line_start(line: int) -> int:      # byte offset where physical line `line` starts
-        return offs[line - 1] if line - 1 < len(offs) else len(data)
-
-    if target.kind == "region":
-        a, last = target.first_line, target.last_line
-        edits.append(Edit(line_start(a), line_start(last + 1),
-                          _nl(_with_newline(target.text), nl), f"lines {a}-{last}"))
-    elif target.kind == "point":
-        text = debug_block_text(rec, target, fn)
-        pos = line_start(target.first_line + 1)
-        prefix = b"" if pos == 0 or data[pos - 1:pos] == b"\n" else nl
-        edits.append(Edit(pos, pos, prefix + _nl(_with_newline(text), nl),
-                          f"debug stage after line {target.first_line}"))
-    elif target.kind == "truncate":
-        pos = line_start(target.first_line + 1)
-        prefix = b"" if pos == 0 or data[pos - 1:pos] == b"\n" else nl
-        edits.append(Edit(pos, len(data), prefix + _nl(target.text, nl),
-                          f"truncate after line {target.first_line}"))
-    elif target.kind == "body":
-        b = fn.body
-        s, e = m.byte_offset(b.start) + 1, m.byte_offset(b.end) - 1
-        edits.append(Edit(s, e, nl + _nl(_with_newline(target.text.strip("\r\n")), nl),
-                          f"body of {fn.name}"))
     if target.extern and fn is not None and target.kind != "point":
-        pos = line_start(fn.line)
-        edits.append(Edit(pos, pos, _nl(_with_newline(target.extern), nl) + nl,
+        pos = c.line_start(fn.line)
+        edits.append(Edit(pos, pos, _nl(_with_newline(target.extern), c.nl) + c.nl,
                           f"extern before {fn.name}"))
     return edits
 
@@ -124,7 +155,8 @@ def default_output(input_path: Path, rec: Recipe, stage: Optional[str] = None) -
     """`out/<module stem>.<recipe stem>[.<stage>.debug].ptx` next to the module."""
     name = f"{input_path.stem}.{rec.path.stem}"
     if stage:
-        name += f".{stage}.debug"
+        from .recipe import check_stage_name
+        name += f".{check_stage_name(rec.path, stage)}.debug"
     return input_path.parent / "out" / (name + ".ptx")
 
 

@@ -174,8 +174,10 @@ def prepare(recipe, corpus=None, *, check: bool = True, any_module: bool = False
         raise CheckFailed(report)
     t = report.target
     data = emit(module, build_edits(t))
+    from .rewrite import rules_for_recipe
     out = build_outline(t.module, t.fn, t.rng, t.text, t.extern,
-                        lines=(t.first_line, t.last_line + 1), analysis=report.analysis)
+                        lines=(t.first_line, t.last_line + 1), analysis=report.analysis,
+                        rules=rules_for_recipe(rec))
     if note:
         out.notes.insert(0, note)
     return rec, Path(path), data, out, report

@@ -89,7 +89,7 @@ label: NAME ":"
 instr: guard? (OPCODE | NAME) [operand ("," operand)*] ";"
 guard: "@" NOT? (REG | NAME)
 ?operand: REG | NAME | INT | HEXF | FLOAT | vector | address | list | pair | neg | "-" INT -> negint
-pair: REG "|" REG
+pair: (REG | NAME | vector) "|" (REG | NAME)
 neg: NOT REG
 vector: "{" operand ("," operand)* "}"
 list: "(" [operand ("," operand)*] ")"
@@ -102,7 +102,7 @@ LOC.3: /\.loc[^\n]*/
 PRAGMA.3: /\.pragma[^;]*;/
 ATTR: /\.[A-Za-z_][\w$]*/
 OPCODE.2: /[a-z][\w$]*(?:(?:\.|::)[\w$]+)+/
-REG: /%[A-Za-z_$][\w$]*(?:\.[xyzw])?/
+REG: /%[A-Za-z_$][\w$]*(?:\.[xyzwrgba])?/
 HEXF.2: /0[fFdD][0-9a-fA-F]{8,16}/
 FLOAT: /\d+\.\d+/
 INT: /(0[xX][0-9a-fA-F]+|\d+)U?/

@@ -42,6 +42,29 @@ KERNELS = [
     ("swin_tiny", "swin_tiny.cu", "rrswin_tiny_kernel", 128, 64, 4),
 ]
 ARCHS = ["sm_89", "sm_120"]
+
+# The variant family: swin_tiny.cu compiled again under the flags DLSS-style variants differ
+# in (motion-vector scale _mvhi/_mvlo, HDR tone-map or LDR clamp before the mma region, and
+# _folded: one epilogue scale inside the region folded away). Same source, different
+# statements before and after the region, so the region's registers are renumbered;
+# the _folded one differs inside the region (porting a cut to it must be refused).
+# (fixture stem, entry, extra nvcc flags)
+VARIANT_SOURCE = "swin_tiny.cu"
+VARIANT_ARCH = "sm_89"
+VARIANTS = [
+    ("swin_tiny_mvhi_hdr", "rrswin_tiny_mvhi_hdr_kernel", ["-DRRSWIN_MV_SCALE=2.0f", "-DRRSWIN_HDR"]),
+    ("swin_tiny_mvhi_ldr", "rrswin_tiny_mvhi_ldr_kernel", ["-DRRSWIN_MV_SCALE=2.0f", "-DRRSWIN_LDR"]),
+    ("swin_tiny_mvlo_hdr", "rrswin_tiny_mvlo_hdr_kernel", ["-DRRSWIN_MV_SCALE=0.5f", "-DRRSWIN_HDR"]),
+    ("swin_tiny_mvlo_ldr", "rrswin_tiny_mvlo_ldr_kernel", ["-DRRSWIN_MV_SCALE=0.5f", "-DRRSWIN_LDR"]),
+    ("swin_tiny_mvhi_ldr_folded", "rrswin_tiny_mvhi_ldr_folded_kernel",
+     ["-DRRSWIN_MV_SCALE=2.0f", "-DRRSWIN_LDR", "-DRRSWIN_FOLDED"]),
+]
+# The statements the users' build rewrites for ZLUDA: four surface-store shapes and roundf.
+SURFACE_SOURCE = "surface_round.cu"
+SURFACE_STEM = "surface_round"
+SURFACE_ENTRIES = ["rrsurf_round_kernel", "rrround_all_kernel"]
+SUST_SHAPES = ["sust.b.2d.v2.b16.zero", "sust.b.2d.v4.b16.zero", "sust.b.2d.b32.zero",
+               "sust.p.2d.v4.b32.zero"]
 # ptxas acceptance: PTX arch -> the -arch values it must assemble for
 PTXAS_TARGETS = {"sm_89": ["sm_89", "sm_90"], "sm_120": ["sm_120"]}
 
@@ -283,8 +306,12 @@ def run(cmd: list[str], cwd: Path = ROOT) -> None:
         raise SystemExit(r.returncode)
 
 
-def nvcc_cmd(src: Path, arch: str, out: Path) -> list[str]:
-    return ["nvcc", "-ptx", f"-arch={arch}", *NVCC_FLAGS, "-o", str(out), str(src)]
+def nvcc_cmd(src: Path, arch: str, out: Path, extra: list[str] = ()) -> list[str]:
+    return ["nvcc", "-ptx", f"-arch={arch}", *NVCC_FLAGS, *extra, "-o", str(out), str(src)]
+
+
+def variant_flags(entry: str, flags: list[str]) -> list[str]:
+    return [f"-DRRSWIN_TINY_NAME={entry}", *flags]
 
 
 def fixture_name(stem: str, arch: str) -> str:
@@ -480,8 +507,103 @@ def generate(dest: Path, ptxas: bool) -> list:
         desc = launch_description(stem, src, entry, width, height, phases)
         (dest / f"{stem}.launch.json").write_text(json.dumps(desc, indent=2) + "\n")
         results.append((stem, src, entry, phases, per_arch))
-    (dest / "README_real.md").write_text(readme(results) + "\n")
+    variants = generate_variants(dest, ptxas)
+    surface = generate_surface(dest, ptxas)
+    (dest / "README_real.md").write_text(readme(results) + "\n" + readme_variants(variants)
+                                         + "\n" + readme_surface(surface) + "\n")
     return results
+
+
+def _ptxas_all(out: Path, arch: str, ptxas: bool) -> None:
+    if ptxas:
+        for target in PTXAS_TARGETS[arch]:
+            run(["ptxas", f"-arch={target}", "-O0", "-c", str(out), "-o", "/dev/null"])
+
+
+def _rel(out: Path) -> Path:
+    return out.relative_to(ROOT) if out.is_relative_to(ROOT) else out
+
+
+def generate_variants(dest: Path, ptxas: bool) -> list:
+    """The swin_tiny variant family (VARIANTS), sm_89 PTX only."""
+    phases = phase_table(ROOT / SRC / VARIANT_SOURCE)
+    out_rows = []
+    for stem, entry, flags in VARIANTS:
+        rel = fixture_name(stem, VARIANT_ARCH)
+        out = dest / rel
+        run(nvcc_cmd(SRC / VARIANT_SOURCE, VARIANT_ARCH, _rel(out), variant_flags(entry, flags)))
+        a = analyse(out)
+        if a["entry"] != entry:
+            raise SystemExit(f"{rel}: entry {a['entry']} != {entry}")
+        if a["mma"] != sum(p.mma for p in phases):
+            raise SystemExit(f"{rel}: {a['mma']} mma")
+        _ptxas_all(out, VARIANT_ARCH, ptxas)
+        out_rows.append((stem, entry, flags, a))
+        print(f"{rel}: {a['physical_lines']} lines, {a['statements']} statements, "
+              f"region statements {a['region_statements']}")
+    return out_rows
+
+
+def generate_surface(dest: Path, ptxas: bool) -> dict:
+    """The surface-store/roundf kernel: one of each shape the sust rewrite knows, roundf."""
+    rel = fixture_name(SURFACE_STEM, VARIANT_ARCH)
+    out = dest / rel
+    run(nvcc_cmd(SRC / SURFACE_SOURCE, VARIANT_ARCH, _rel(out)))
+    text = out.read_text()
+    facts = {"file": rel, "lines": len(text.splitlines()), "bytes": len(text.encode())}
+    for shape in SUST_SHAPES:
+        n = len(re.findall(r"^\s*" + re.escape(shape) + r"\s", text, re.M))
+        if n != 1:
+            raise SystemExit(f"{rel}: {n} `{shape}` statements, expected 1")
+        facts[shape] = n
+    facts["add.rz"] = len(re.findall(r"^\s*add\.rz\.ftz\.f32\s", text, re.M))
+    facts["cvt.rzi.f32.f32"] = len(re.findall(r"^\s*cvt\.rzi\.f32\.f32\s", text, re.M))
+    if facts["add.rz"] != 5 or facts["cvt.rzi.f32.f32"] != 5:
+        raise SystemExit(f"{rel}: {facts['add.rz']} add.rz / {facts['cvt.rzi.f32.f32']} "
+                         "cvt.rzi, expected 5 (four in rrsurf_round_kernel, one in "
+                         "rrround_all_kernel)")
+    _ptxas_all(out, VARIANT_ARCH, ptxas)
+    print(f"{rel}: {facts['lines']} lines, one of each surface-store shape, "
+          f"{facts['add.rz']} roundf idioms")
+    return facts
+
+
+def readme_variants(rows: list) -> str:
+    out = ["## The swin_tiny variant family", "",
+           f"`src/{VARIANT_SOURCE}` compiled again for {VARIANT_ARCH} under the flags DLSS's",
+           "kernel variants differ in: the motion-vector scale after the mma region (`_mvhi`",
+           "2.0, `_mvlo` 0.5), an HDR tone-map or an LDR clamp before it (so every register of",
+           "the region is renumbered), and `_folded` (one epilogue scale inside the region",
+           "folded away: porting a cut recipe to it is refused). Family pattern:",
+           "`rrswin_tiny_mv(hi|lo)_(hdr|ldr)(_folded)?_kernel`. Launch them like `swin_tiny`",
+           "(`swin_tiny.launch.json` with the kernel name replaced).", "",
+           "| fixture | entry | flags | lines | statements | mma region (statements) |",
+           "|---|---|---|---|---|---|"]
+    for stem, entry, flags, a in rows:
+        out.append(f"| `{fixture_name(stem, VARIANT_ARCH)}` | `{entry}` | `{' '.join(flags)}` "
+                   f"| {a['physical_lines']} | {a['statements']} "
+                   f"| s{a['region_statements'][0]}-s{a['region_statements'][1]} |")
+    out += ["", "```"]
+    for stem, entry, flags, a in rows:
+        out.append(" ".join(nvcc_cmd(SRC / VARIANT_SOURCE, VARIANT_ARCH,
+                                     FIX / fixture_name(stem, VARIANT_ARCH),
+                                     variant_flags(entry, flags))))
+    out += ["```", ""]
+    return "\n".join(out)
+
+
+def readme_surface(f: dict) -> str:
+    return "\n".join([
+        "## Surface stores and roundf", "",
+        f"`{f['file']}` ({f['lines']} lines) from `src/{SURFACE_SOURCE}`: `rrsurf_round_kernel`",
+        "stores through each surface-store shape the `sust` rewrite knows (" +
+        ", ".join(f"`{s}`" for s in SUST_SHAPES) + "; the last through inline asm) and rounds",
+        "with `roundf` (`copysign.f32`, `add.rz.ftz.f32`, `cvt.rzi.f32.f32`; two of the four",
+        "pairs are interleaved, the add and its cvt not adjacent); `rrround_all_kernel` rounds",
+        "the float bit patterns `base + i` (used to compare the `rz_round` rewrite on all 2^32",
+        f"inputs). {f['add.rz']} `add.rz`, {f['cvt.rzi.f32.f32']} `cvt.rzi.f32.f32`.", "",
+        "```", " ".join(nvcc_cmd(SRC / SURFACE_SOURCE, VARIANT_ARCH, FIX / f["file"])), "```",
+        ""])
 
 
 def main() -> None:

@@ -46,8 +46,30 @@ def fixtures_dir() -> Path:
 
 
 @pytest.fixture(autouse=True, scope="session")
-def _private_cache_dir(tmp_path_factory):
-    """Tests never read or write the user's real model cache."""
+def _private_cache_dir(tmp_path_factory, worker_id):
+    """Tests never read or write the user's real model cache. The cache lives in this
+    run's temp directory, shared by the xdist workers (entries are written atomically), so
+    each big fixture is parsed and analysed once per run, not once per worker."""
     if "RRSPLICE_CACHE_DIR" not in os.environ:
-        os.environ["RRSPLICE_CACHE_DIR"] = str(tmp_path_factory.mktemp("rrsplice-cache"))
+        base = tmp_path_factory.getbasetemp()
+        run_dir = base.parent if worker_id != "master" else base
+        cache = run_dir / "rrsplice-cache"
+        cache.mkdir(parents=True, exist_ok=True)
+        os.environ["RRSPLICE_CACHE_DIR"] = str(cache)
     yield
+
+
+@pytest.fixture(scope="session")
+def model():
+    """`model(path)`: the parsed module of a fixture file, shared by every test of the
+    session (through the cache, so a worker parses each file at most once). Tests must not
+    modify what they get."""
+    from rrsplice.cache import load_module
+    seen: dict = {}
+
+    def get(path):
+        key = str(path)
+        if key not in seen:
+            seen[key] = load_module(path)
+        return seen[key]
+    return get

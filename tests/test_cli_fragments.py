@@ -89,7 +89,8 @@ def test_descriptor_all_and_phases_all_give_the_corpus_table(tmp_path, monkeypat
     monkeypatch.setenv("RRSPLICE_CACHE_DIR", str(tmp_path / "cache"))
     corpus = tmp_path / "corpus"
     corpus.mkdir()
-    for name in ("swin_tiny_sm89.ptx", "small/crlf.ptx", "bad/truncated.ptx"):
+    for name in ("swin_tiny_sm89.ptx", "small/crlf.ptx", "bad/truncated.ptx",
+                 "small/multi_entry.ptx"):
         (corpus / name.replace("/", "_")).write_bytes((FIXTURES / name).read_bytes())
     cmd = [sys.executable, "-m", "rrsplice"]
     first = subprocess.run(cmd + ["descriptor", "--all", str(corpus), "--json"],
@@ -102,7 +103,9 @@ def test_descriptor_all_and_phases_all_give_the_corpus_table(tmp_path, monkeypat
     assert tiny["epilogues"][0] == "scale+requantise"
     assert tiny["geometry"][0] == "32x64x128 m16n8k32"
     assert "truncated.ptx:16:20: error" in rows["bad_truncated.ptx"]["error"]
-    assert data["failed"] == 1
+    assert data["failed"] == 1 and data["modules"] == 4 and data["entries"] == 5
+    multi = [r["entry"] for r in data["rows"] if r["module"].endswith("multi_entry.ptx")]
+    assert multi == ["entry_a", "entry_b", "_Z7entry_c6Params"]
     # the second run is served from the cache, and `phases --all` prints the same table
     again = subprocess.run(cmd + ["phases", "--all", str(corpus), "--json"],
                            capture_output=True, text=True, cwd=ROOT)
@@ -110,7 +113,7 @@ def test_descriptor_all_and_phases_all_give_the_corpus_table(tmp_path, monkeypat
     text = subprocess.run(cmd + ["phases", "--all", str(corpus)], capture_output=True,
                           text=True, cwd=ROOT)
     assert text.stdout.splitlines()[0].startswith("module\tentry\tlines\tmma\tphases")
-    assert "3 modules, 163 mma" in text.stderr
+    assert "4 modules, 5 entries, 163 mma" in text.stderr
 
 
 def test_scaffolded_recipes_carry_the_maps_in_their_header():

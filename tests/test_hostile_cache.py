@@ -198,3 +198,22 @@ def test_the_cache_stays_under_its_size_limit_evicting_the_oldest(tmp_path, monk
     n = cache.info()["entries"]
     assert n > 0 and cache.clear() == n
     assert cache.info()["entries"] == 0
+
+
+def test_cache_info_and_clear_commands(tmp_path):
+    env = _env(tmp_path)
+    src = tmp_path / "m.ptx"
+    shutil.copy(SMALL, src)
+    assert _cli(env, "liveness", str(src), "--range", "s15-s35").returncode == 0
+    info = json.loads(_cli(env, "cache", "info", "--json").stdout)
+    assert info["directory"] == str(tmp_path / "cache") and info["trusted"] is True
+    assert info["areas"]["modules"]["entries"] == 1 and info["entries"] >= 3
+    text = _cli(env, "cache", "info").stdout
+    assert str(tmp_path / "cache") in text and "in use" in text
+    (tmp_path / "cache" / "keep.txt").write_text("not the cache's")
+    r = _cli(env, "cache", "clear")
+    assert r.returncode == 0 and f"removed {info['entries']} entries" in r.stdout
+    assert json.loads(_cli(env, "cache", "info", "--json").stdout)["entries"] == 0
+    assert (tmp_path / "cache" / "keep.txt").exists()
+    os.chmod(tmp_path / "cache", 0o777)
+    assert "NOT used: writable by group or others" in _cli(env, "cache", "info").stdout

@@ -5,6 +5,7 @@ from __future__ import annotations
 import pytest
 
 from rrsplice import parse
+from rrsplice.scopes import is_scoped, source_name
 from rrsplice.semantics import (OPCODE_ROLES, def_use, family_of, is_pseudo, operand_roles,
                                 register_sort_key, sort_registers, uncovered)
 
@@ -71,8 +72,10 @@ def test_unpack_defines_both_halves_and_pack_uses_both():
 def test_scoped_bare_registers():
     sts = stmts("\t{\n\t.reg .f16 low, high;\n\tmov.b32 {low, high}, %r9;\n"
                 "\tmov.b16 %rs1, high;\n\t}")
-    assert set(def_use(sts[0]).defs) == {"low", "high"}
-    assert def_use(sts[1]).uses == ("high",)
+    defs = def_use(sts[0]).defs
+    assert {source_name(k) for k in defs} == {"low", "high"} and all(map(is_scoped, defs))
+    (high,) = def_use(sts[1]).uses
+    assert source_name(high) == "high" and high in defs
 
 
 def test_setp_pair_defines_both():

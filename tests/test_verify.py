@@ -17,13 +17,15 @@ from click.testing import CliRunner
 
 from rrsplice.check import CheckFailed
 from rrsplice.cli import main
-from rrsplice.verify import VerifyError, verify
+from rrsplice.arch import ArchError
+from rrsplice.verify import verify
 
 from test_outline import CALL_PARAM, CALL_SCRATCH, EXTERN_PARAM, EXTERN_SCRATCH, K1
 
 ROOT = Path(__file__).resolve().parent.parent
 SEED = ROOT / "recipes" / "seed" / "swin_dec2_recipe.py"
-REPO_RECIPES = sorted((ROOT / "recipes").glob("*.py"))
+# the repository's cut recipes (verify outlines a cut; zluda_surface_round only rewrites)
+REPO_RECIPES = sorted(p for p in (ROOT / "recipes").glob("*.py") if "cut_call" in p.read_text())
 
 
 def _recipe(tmp_path: Path, call: str, extern: str, name: str = "k1_recipe",
@@ -95,9 +97,25 @@ def test_dropped_return_is_rejected_by_check_first(tmp_path, ptxas_path, nvlink_
     assert "%r11" not in res.outline.returned
 
 
-def test_unknown_arch_is_an_error(tmp_path):
-    with pytest.raises(VerifyError, match="sm_75"):
-        verify(_recipe(tmp_path, CALL_SCRATCH, EXTERN_SCRATCH), "sm_75")
+def test_unknown_or_too_old_arch_is_one_clear_error(tmp_path):
+    rec = _recipe(tmp_path, CALL_SCRATCH, EXTERN_SCRATCH)
+    with pytest.raises(ArchError, match="unknown architecture 'sm_999'"):
+        verify(rec, "sm_999")
+    # K1 says `.target sm_89`: ptxas cannot build it for an older GPU
+    with pytest.raises(ArchError, match=r"\.target is sm_89; ptxas cannot assemble it for "
+                                        r"sm_75 \(only for sm_89 or newer\)"):
+        verify(rec, "sm_75")
+    r = CliRunner().invoke(main, ["verify", str(rec), "--arch", "sm_75"])
+    assert r.exit_code == 2
+    assert r.stderr.count("\n") == 1 and ": error: " in r.stderr and "ptxas fatal" not in r.stderr
+
+
+def test_verify_defaults_to_the_modules_target(tmp_path, ptxas_path, nvlink_path):
+    res = verify(_recipe(tmp_path, CALL_SCRATCH, EXTERN_SCRATCH))
+    assert res.arch == "sm_89" and res.ok
+    tools = res.to_json()["tools"]
+    assert tools["ptxas"]["path"] == str(ptxas_path)
+    assert "release" in tools["ptxas"]["version"] and tools["nvlink"]["found_via"]
 
 
 def test_seed_recipe_reports_ptxas_rejection(ptxas_path, nvlink_path):
@@ -112,6 +130,7 @@ def test_seed_recipe_reports_ptxas_rejection(ptxas_path, nvlink_path):
     assert len(res.outline.recomputed) == 96
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("recipe", REPO_RECIPES, ids=[p.stem for p in REPO_RECIPES])
 def test_repository_recipes_verify(recipe, ptxas_path, nvlink_path):
     res = verify(recipe, _arch_of(recipe), original=False)

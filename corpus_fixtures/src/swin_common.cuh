@@ -381,7 +381,9 @@ struct RrRun {
             if constexpr (ph.epi == EPI_SOFTMAX) rr_epi_softmax<ph.mt, ph.nt>(d);
             if constexpr (ph.epi == EPI_SHARED) {
                 rr_epi_shared<S>(d, sm, lane);
-                rr_epi_scale<ph.mt, ph.nt>(d, 0.125f, 0.0f);
+#ifndef RRSWIN_FOLDED
+                rr_epi_scale<ph.mt, ph.nt>(d, 0.125f, 0.0f);  // folded variants skip it
+#endif
             }
             if constexpr (ph.epi == EPI_MOVMATRIX) rr_epi_movmatrix<S>(d);
             if constexpr (ph.epi == EPI_NORM) rr_epi_norm<ph.mt, ph.nt>(d);
@@ -413,12 +415,31 @@ __device__ __forceinline__ void rr_swin_body(const RrSwinParams& p, uint32_t* sm
     uint32_t* sm = smem + wz * (rr_max_acc<PH, N>() * 32);
 
     // ---- prologue: textures, the guide plane and the plane arena ----
+#if defined(RRSWIN_HDR)
+    // variant: HDR input is tone-mapped before the mma region (more statements there)
+    float4 col = tex2D<float4>(p.tex_color, fx, fy);
+    col.x = __fdividef(col.x, 1.0f + col.x);
+    col.y = __fdividef(col.y, 1.0f + col.y);
+    col.z = __fdividef(col.z, 1.0f + col.z);
+#elif defined(RRSWIN_LDR)
+    // variant: LDR input is clamped to [0, 1] before the mma region
+    float4 col = tex2D<float4>(p.tex_color, fx, fy);
+    col.x = __saturatef(col.x);
+    col.y = __saturatef(col.y);
+#else
     const float4 col = tex2D<float4>(p.tex_color, fx, fy);
+#endif
     const float4 gui = tex2D<float4>(p.tex_guide, fx, fy);
     const float4 pin = __ldg(p.plane_in + (y * p.width + x));
     const __half2 s0 = __floats2half2_rn(col.x * p.in_scale + pin.x, col.y * p.in_scale + pin.y);
     const __half2 s1 = __floats2half2_rn(col.z * p.in_scale + pin.z, gui.x + gui.y * pin.w);
+#if defined(RRSWIN_HDR)
+    // variant: HDR modulates the third scale by the colour (more registers of every class)
+    const __half2 s2 = __hmul2(__floats2half2_rn(gui.z + 1.0f, gui.w - 1.0f),
+                               __floats2half2_rn(1.0f + col.x * 0.1171875f, 1.0f - col.y * 0.1171875f));
+#else
     const __half2 s2 = __floats2half2_rn(gui.z + 1.0f, gui.w - 1.0f);
+#endif
     const __half* ar = p.arena + ((((blockIdx.y * gridDim.x + blockIdx.x) * 4 + wz) * 32 + lane) * (A0 * 2));
     uint32_t a[A0];
 #pragma unroll
@@ -475,7 +496,14 @@ __device__ __forceinline__ void rr_swin_body(const RrSwinParams& p, uint32_t* sm
         o.w += wt * c.w;
     }
     // two integer-coordinate reads: motion, then depth at the reprojected pixel
+#ifdef RRSWIN_MV_SCALE
+    // variant: motion vectors at another resolution (_mvhi / _mvlo)
+    float4 mv = tex2D<float4>(p.tex_motion, (float)x, (float)y);
+    mv.x *= RRSWIN_MV_SCALE;
+    mv.y *= RRSWIN_MV_SCALE;
+#else
     const float4 mv = tex2D<float4>(p.tex_motion, (float)x, (float)y);
+#endif
     const int rx = x + __float2int_rn(mv.x), ry = y + __float2int_rn(mv.y);
     const float4 dp = tex2D<float4>(p.tex_depth, (float)rx, (float)ry);
     o.x = o.x * p.out_scale + dp.x;

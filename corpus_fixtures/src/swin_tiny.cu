@@ -14,4 +14,9 @@ constexpr RrPhase kSwinTiny[] = {
     {1, 2, 1, EPI_SCALE},      //  7  output                16x16x32     2
 };
 
-RRSWIN_KERNEL(rrswin_tiny_kernel, kSwinTiny)
+// The variant family (scripts/make_fixtures.py VARIANTS) compiles this file again with
+// -DRRSWIN_TINY_NAME=... and -DRRSWIN_HDR / -DRRSWIN_LDR / -DRRSWIN_MV_SCALE=... / -DRRSWIN_FOLDED.
+#ifndef RRSWIN_TINY_NAME
+#define RRSWIN_TINY_NAME rrswin_tiny_kernel
+#endif
+RRSWIN_KERNEL(RRSWIN_TINY_NAME, kSwinTiny)

@@ -34,6 +34,12 @@ empty-args          an empty ``()`` argument list (ZLUDA rejects it: an error fo
                     profile, a warning for ptxas)
 param-return        ``.param`` return parameters (zluda profile: a native body cannot
                     produce ZLUDA's LLVM return value; return through memory)
+sust-left           zluda profile: the recipe asks for surface-store rewrites, yet a surface
+                    store stays (a kind not selected, a shape not known) (warning)
+explicit-rounding   zluda profile: ``.rz``/``.rm``/``.rp`` on float arithmetic the output
+                    keeps (strict floating-point mode; ``rz_round=True``) (warning)
+undeclared-call     a call (in the module or written by a rewrite rule) to a function not
+                    declared before the calling function (zluda and ptxas: error)
 undeclared          a register the splice text uses is declared neither by it nor the function
 special-operand     a special register (``%laneid``) as an operand of an instruction other than
                     ``mov``: ptxas rejects it, ZLUDA accepts it (warning)
@@ -55,6 +61,14 @@ entry               the recipe names another entry than the one its lines fall i
 stage-line          a debug stage's line does not end a statement of a function body
 stage-undefined     a debug-stage register is not defined on every path to its line
 stage-name          a stage name is not qualified by this recipe's layer
+rewrite             what the recipe's statement rewrites touch: counts per kind (info), and
+                    statements left alone because the cut removes them (info)
+rewrite-operand     a surface store whose operands are not what the helper takes (the
+                    surface not a 64-bit register, a value of the wrong width)
+rewrite-round       an ``add.rz`` without its ``cvt.rzi``, or whose addend is not shown to be
+                    ``copysign(0.5, x)``, or whose sum is read elsewhere
+rewrite-rule        a recipe's own rule failed or produced more than one line
+rewrite-none        a rewrite was asked for but matched no statement (warning)
 ==================  ==========================================================================
 """
 

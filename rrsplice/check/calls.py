@@ -23,6 +23,8 @@ def _check_splice_text(rep: Report, text: Optional[str], extern: Optional[str],
     if sp.error:
         rep.add("error", "call-parse", sp.error)
         return sp
+    if sp.escape:
+        rep.add("error", "splice-escapes", sp.escape)
     # registers: declared by the text itself, or by the function; special ones are fine
     passed, returned, undeclared = [], [], []
     from ..semantics import def_use, is_pseudo

@@ -15,6 +15,8 @@ from .dataflow import _check_dataflow
 from .debug import _check_point
 from .legacy import _check_body, _check_truncate
 from .report import Report
+from .rewrites import check_rewrites
+from .scope import _check_scopes
 from .source import _line_text, _region_text
 from ..cache import load_module
 from .target import build_target, recipe_for_stage
@@ -44,19 +46,22 @@ def check_recipe(recipe, corpus=None, *, stage: Optional[str] = None,
     if t.fn is not None:
         rep.facts["function"] = t.fn.name
     _check_entry(rep)
-    if t.kind in ("region", "truncate", "body"):
-        _check_applied(rep)
-    if t.kind == "region":
-        _check_region(rep)
-    elif t.kind == "point":
-        _check_point(rep)
-    elif t.kind == "truncate":
-        _check_truncate(rep)
-    elif t.kind == "body":
-        _check_body(rep)
+    for check in KIND_CHECKS[t.kind]:
+        check(rep)
+    check_rewrites(rep)
     rep.facts["target"] = profile
     run_profile(rep, profile)
     return rep
+
+
+def _kind_checks() -> dict:
+    """Target kind -> the checks that run on it, in order (each takes the Report, whose
+    `target` is the typed context: kind, function, lines, text, range)."""
+    return {"region": (_check_applied, _check_region),
+            "point": (_check_point,),
+            "truncate": (_check_applied, _check_truncate),
+            "body": (_check_applied, _check_body),
+            "none": ()}
 
 
 def _check_entry(rep: Report) -> None:
@@ -129,14 +134,33 @@ def _check_region(rep: Report) -> None:
             if want is not None and want.strip() not in _line_text(m, ln):
                 rep.add("error", "cut-text", f"delete_check expects {want.strip()!r} on line "
                         f"{ln}, which reads {_line_text(m, ln).strip()!r}", line=ln)
-    _check_control(rep, fn, rng)
+    _check_scopes(rep, fn, first, last)
     sp = _check_splice_text(rep, t.text, t.extern, fn, "call text" if rec.form == "cut_call"
                             else "insert text", rng=rng)
+    _check_control(rep, fn, rng, _dispatched(rep, sp))
     if sp is not None and sp.fn is not None:
         _check_dataflow(rep, fn, rng, sp)
 
 
-def _check_control(rep: Report, fn: Function, rng: StatementRange) -> None:
+def _dispatched(rep: Report, sp) -> set:
+    """Labels the splice text branches to on the callee's exit index, after its call."""
+    from ..exits import read_dispatch
+    if sp is None or sp.fn is None or not sp.calls:
+        return set()
+    after = sp.statements[sp.statements.index(sp.calls[-1]) + 1:]
+    try:
+        return set(read_dispatch(after).targets)
+    except ValueError as exc:
+        rep.add("error", "exit-dispatch", f"the splice text's exit dispatch: {exc}")
+        return set()
+
+
+def _check_control(rep: Report, fn: Function, rng: StatementRange,
+                   dispatched: set = frozenset()) -> None:
+    """Single entry; exits only to the statement after the region (or labels directly in
+    front of it) or to labels the splice text dispatches to after its call."""
+    from ..exits import return_labels
+    back = return_labels(fn, rng)
     from ..cfg import build_cfg
     fa = rep.analysis
     cfg = getattr(fa, "cfg", None) if fa is not None else None
@@ -159,8 +183,12 @@ def _check_control(rep: Report, fn: Function, rng: StatementRange) -> None:
                             f"by {st.sid}: `{st.text.strip()}`", st=st)
             if inside_src and not inside_dst and dst != rng.last + 1:
                 st, to = stmts[src - 1], stmts[dst - 1]
+                if to.is_label and (to.label in back or to.label in dispatched):
+                    continue
                 rep.add("error", "branch-exit", f"{st.sid} `{st.text.strip()}` leaves the "
-                        f"region to {to.sid} ({to.label or to.opcode}, line {to.line})", st=st)
+                        f"region to {to.sid} ({to.label or to.opcode}, line {to.line}), which "
+                        f"is neither the statement after the region nor a label the splice "
+                        f"text dispatches to on the callee's exit index", st=st)
     counts: dict = {}
     for i in range(rng.first, rng.last + 1):
         st = stmts[i - 1]
@@ -170,3 +198,6 @@ def _check_control(rep: Report, fn: Function, rng: StatementRange) -> None:
         rep.add("warning", "control", f"{len(sts)} `{base}` inside the region (first "
                 f"{sts[0].sid}: `{sts[0].text.strip()}`); the native body must reproduce it",
                 st=sts[0])
+
+
+KIND_CHECKS = _kind_checks()

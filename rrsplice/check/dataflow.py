@@ -10,6 +10,7 @@ from ..select import StatementRange
 from .analysis import _analyze, _memo
 from .race import _check_shared_base
 from .report import Report
+from .scope import _check_scoped_crossing
 from .scratch import _check_scratch
 from .text import SpliceText
 
@@ -21,7 +22,7 @@ def _mma_pairs(fn: Function, rng: StatementRange) -> dict:
     for i in range(rng.first, rng.last + 1):
         st = fn.statements[i - 1]
         if st.base == "mma" and st.operands:
-            d = [r.name for r in st.operands[0].registers()]
+            d = [r.key for r in st.operands[0].registers()]
             if len(d) > 1:
                 for r in d:
                     out[r] = (st, d)
@@ -39,6 +40,7 @@ def _check_dataflow(rep: Report, fn: Function, rng: StatementRange, sp: SpliceTe
     live_out = list(fa.range_live_out(rng))
     rep.facts["live_in"] = live_in
     rep.facts["live_out"] = live_out
+    _check_scoped_crossing(rep, fa, rng)
     classes = classify_live_in(fa, rng, passed=passed)
     groups: dict = {}
     other = []

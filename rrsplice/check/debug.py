@@ -141,17 +141,14 @@ def debug_block_text(rec: Recipe, t: Target, fn: Function) -> str:
         blk = getattr(rec.module, "debug_block", None)
     regs = list(t.point_regs)
     if blk is not None:
+        from ..recipe import call_user, check_text
         if isinstance(blk, str):
-            return blk
-        try:
-            text = blk(regs)
-        except Exception as exc:  # noqa: BLE001 - users' code
-            raise RecipeError(rec.path, f"debug_block({regs!r}) raised "
-                              f"{type(exc).__name__}: {exc}", "debug_block") from None
+            return check_text(rec.path, "debug_block", blk)
+        text = call_user(rec.path, "debug_block", f"debug_block({regs!r})", blk, regs)
         if not isinstance(text, str):
             raise RecipeError(rec.path, f"debug_block() returned {type(text).__name__}, "
                               "expected the PTX text", "debug_block")
-        return text
+        return check_text(rec.path, "debug_block", text)
     return builtin_debug_block(rec, fn, regs, t.stage)
 
 

@@ -6,6 +6,7 @@ from __future__ import annotations
 import re
 from typing import Optional
 
+from ..isa import INT_EVAL
 from ..model import Address, Function, Reg, Statement, Symbol
 from ..select import StatementRange
 from .analysis import _analyze
@@ -25,8 +26,6 @@ from .text import SpliceText
 
 _SPECIAL_INDEX = {"%tid.x": 0, "%tid.y": 1, "%tid.z": 2, "%laneid": 3,
                   "%ntid.x": 4, "%ntid.y": 5, "%ntid.z": 6}
-_INT_OPS = ("mov", "cvt", "cvta", "add", "sub", "mul", "mad", "shl", "shr", "and", "or",
-            "xor")
 
 
 def _expr_builder(lookup, sym: str):
@@ -41,7 +40,7 @@ def _expr_builder(lookup, sym: str):
             if op.special:
                 k = _SPECIAL_INDEX.get(op.name)
                 return None if k is None else (lambda e, k=k: e[k])
-            return lookup(st, op.name)
+            return lookup(st, op.key)
         if isinstance(op, Imm) and isinstance(op.value, int):
             v = op.value
             return lambda e, v=v: v
@@ -53,7 +52,7 @@ def _expr_builder(lookup, sym: str):
         """The closure of the value `st` defines (None when unknown)."""
         ops = st.operands
         base = st.base
-        if st.guard or base not in _INT_OPS or len(ops) < 2 or not isinstance(ops[0], Reg):
+        if st.guard or base not in INT_EVAL or len(ops) < 2 or not isinstance(ops[0], Reg):
             return None
         if base in ("mul", "mad") and "hi" in st.modifiers:
             return None
@@ -61,31 +60,17 @@ def _expr_builder(lookup, sym: str):
         if any(f is None for f in srcs):
             return None
 
-        def lift(fn2):
-            a, b = srcs[0], srcs[1]
+        evaluate = INT_EVAL[base]
 
-            def f(e):
-                x, y = a(e), b(e)
-                return None if x is None or y is None else fn2(x, y)
-            return f
-        if base in ("mov", "cvt", "cvta") and len(srcs) == 1:
-            return srcs[0]
-        if len(srcs) == 2:
-            table = {"add": lambda x, y: x + y, "sub": lambda x, y: x - y,
-                     "mul": lambda x, y: x * y, "shl": lambda x, y: x << y if y >= 0 else None,
-                     "shr": lambda x, y: x >> y if y >= 0 and x >= 0 else None,
-                     "and": lambda x, y: x & y, "or": lambda x, y: x | y,
-                     "xor": lambda x, y: x ^ y}
-            if base in table:
-                return lift(table[base])
-        if base == "mad" and len(srcs) == 3:
-            a, b, c = srcs
-
-            def f(e):
-                x, y, z = a(e), b(e), c(e)
-                return None if x is None or y is None or z is None else x * y + z
-            return f
-        return None
+        def f(e):
+            vals = [g(e) for g in srcs]
+            if any(v is None for v in vals):
+                return None
+            try:
+                return evaluate(*vals)
+            except (TypeError, ValueError):     # wrong arity for this form, bad shift
+                return None
+        return f
     return operand, build
 
 
@@ -136,7 +121,7 @@ def _scratch_overlap(fa, fn: Function, sp: SpliceText, sym: str, size: int, load
                 return "unknown", f"`{st.text.strip()}` has no address"
             b = addr.base
             f = (lambda e: 0) if isinstance(b, Symbol) and b.name == sym else (
-                table.get(b.name) if isinstance(b, Reg) else None)
+                table.get(b.key) if isinstance(b, Reg) else None)
             if f is None:
                 return "unknown", f"the address of `{st.text.strip()}` is not computed " \
                                   "from the thread index in the call text"
@@ -184,11 +169,11 @@ def _scratch_overlap(fa, fn: Function, sp: SpliceText, sym: str, size: int, load
             continue
         addr = next((op for op in st.operands if isinstance(op, Address) and (
             (isinstance(op.base, Symbol) and op.base.name == sym)
-            or (isinstance(op.base, Reg) and op.base.name == acc.via))), None)
+            or (isinstance(op.base, Reg) and op.base.key == acc.via))), None)
         if addr is None:
             unresolved.append(acc)
             continue
-        f = (lambda e: 0) if isinstance(addr.base, Symbol) else lookup(st, addr.base.name)
+        f = (lambda e: 0) if isinstance(addr.base, Symbol) else lookup(st, addr.base.key)
         if f is None:
             unresolved.append(acc)
             continue
@@ -338,7 +323,7 @@ def _check_shared_base(rep: Report, fn: Function, rng: StatementRange,
     passed = set()
     for st in pre:
         if st.base == "mov" and len(st.operands) == 2 and isinstance(st.operands[1], Symbol) \
-                and isinstance(st.operands[0], Reg) and st.operands[0].name in stored:
+                and isinstance(st.operands[0], Reg) and st.operands[0].key in stored:
             passed.add(st.operands[1].name)
     for sym, st in sorted(named.items()):
         if sym in passed:

@@ -74,6 +74,7 @@ class Target:
     extern: Optional[str] = None
     stage: Optional[str] = None
     point_regs: list = field(default_factory=list)
+    rewrites: object = None     # rrsplice.rewrite.RewritePlan when the recipe asks for any
 
 
 @dataclass

@@ -6,16 +6,10 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Optional
 
+from ..forms import _function_at  # noqa: F401  (re-exported by rrsplice.check)
 from ..model import Function, Module
 from ..recipe import Recipe, RecipeError, load_recipe
 from .report import Target
-
-
-def _function_at(module: Module, line: int) -> Optional[Function]:
-    for f in module.functions:
-        if f.has_body and f.line <= line <= f.end_line:
-            return f
-    return None
 
 
 def _entry_function(module: Module, rec: Recipe) -> Optional[Function]:
@@ -73,28 +67,6 @@ def build_target(rec: Recipe, path: Path, module: Module, note: Optional[str] = 
         t.fn = _function_at(module, line)
         t.extern = None
         return t
-    form = rec.form
-    if form == "cut_call" or form == "delete":
-        a, b = rec.cut_call if form == "cut_call" else rec.delete
-        t.kind, t.first_line, t.last_line = "region", a, b - 1
-        t.text = rec.call if form == "cut_call" else rec.insert
-        t.fn = _function_at(module, a)
-    elif form == "debug":
-        line, regs = rec.debug
-        t.kind, t.first_line, t.point_regs = "point", line, list(regs)
-        t.stage = rec.debug_env or "debug"
-        t.fn = _function_at(module, line)
-    elif form == "cut_after":
-        t.kind, t.first_line, t.text = "truncate", rec.cut_after, rec.tail
-        t.fn = _function_at(module, rec.cut_after)
-    elif form == "replace_body":
-        t.kind, t.text = "body", rec.stub
-        if rec.replace_body is True:
-            ents = [f for f in module.functions if f.has_body and f.is_entry]
-            t.fn = ents[0] if len(ents) == 1 else None
-        else:
-            t.fn = next((f for f in module.functions
-                         if f.name == rec.replace_body and f.has_body), None)
-    else:
-        t.fn = _entry_function(module, rec)
+    from ..forms import build_form_target
+    build_form_target(t, rec, module)
     return t

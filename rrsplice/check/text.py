@@ -9,16 +9,18 @@ from typing import Optional
 
 from ..errors import ParseError
 from ..model import Function, Module
-from ..parser import parse_bytes
+from ..parser import _blank_comments, parse_bytes
+from ..scopes import source_name
 
 
 PROBE = "__rrsplice_probe"
-_HEADER = ".version 8.7\n.target sm_89\n.address_size 64\n"
+# the module header a recipe's snippets (call text, extern) are parsed under
+SNIPPET_HEADER = ".version 8.7\n.target sm_89\n.address_size 64\n"
 
 
 def _strip_comments(text: str) -> str:
-    text = re.sub(r"/\*.*?\*/", lambda m: re.sub(r"[^\n]", " ", m.group(0)), text, flags=re.S)
-    return re.sub(r"//[^\n]*", "", text)
+    """`text` with comments (and strings) blanked, newlines kept: the parser's scanner."""
+    return _blank_comments(text)
 
 
 @dataclass
@@ -32,6 +34,7 @@ class SpliceText:
     externs: dict = field(default_factory=dict)     # name -> Function (declaration)
     error: Optional[str] = None
     error_line: Optional[int] = None
+    escape: Optional[str] = None    # why the text does not stay inside its function
 
     @property
     def statements(self) -> list:
@@ -42,8 +45,10 @@ class SpliceText:
         return [st for st in self.statements if st.base == "call"]
 
     def local_decl(self, name: str):
+        """The text's own declaration of register `name` (a name or a scoped key)."""
         if self.fn is None:
             return None
+        name = source_name(name)
         for d in self.fn.decls():
             if d.declares(name):
                 return d
@@ -58,7 +63,7 @@ def parse_splice_text(text: str, extern: Optional[str] = None, *, what: str = "c
     ext = (extern or "")
     if ext and not ext.endswith("\n"):
         ext += "\n"
-    head = _HEADER + ext
+    head = SNIPPET_HEADER + ext
     if ext:
         try:
             em = parse_bytes((head).encode("utf-8"), "<extern>")
@@ -86,7 +91,30 @@ def parse_splice_text(text: str, extern: Optional[str] = None, *, what: str = "c
         if f.name == PROBE:
             st.fn = f
     st.body_first = body_first
+    if closes == 0:
+        st.escape = _escape(m, src, head, what)
     return st
+
+
+def _escape(m: Module, src: str, head: str, what: str) -> Optional[str]:
+    """Why text parsed as the body of the probe entry does not stay inside it (it closes
+    the function's brace, or opens a new function or declaration at top level), or None.
+    Spliced in, such text would move the rest of the kernel into another function."""
+    opener_line = head.count("\n") + 1
+    own = [f for f in m.functions if f.line >= opener_line]
+    extra_decls = [d for d in m.decls if getattr(d, "line", opener_line) >= opener_line]
+    probe = own[0] if own else None
+    if (len(own) == 1 and probe.name == PROBE and probe.body is not None
+            and probe.body.end == len(src) - 1 and not extra_decls
+            and not any(line >= opener_line for _k, _t, line in m.directives)):
+        return None
+    body = probe.body if probe is not None else None
+    ln = (m.text.count("\n", 0, body.end) - opener_line - 2) if body is not None else 1
+    names = [f.name for f in own[1:]]
+    return (f"{what} closes the function's body (line {max(ln, 1)})"
+            + (f" and opens {', '.join(names)} at top level" if names else "")
+            + ": spliced in, it would move the rest of the function out of it; keep the "
+            "text inside the function")
 
 
 def empty_arg_lists(text: str) -> list[int]:

@@ -6,6 +6,8 @@ One function per construct, registered with :func:`profiles.lint`; a severity fo
 
 from __future__ import annotations
 
+import re
+
 from .profiles import Hit, lint
 from .text import empty_arg_lists
 
@@ -57,3 +59,114 @@ def _param_return(rep):
             yield Hit(f"the call takes {len(ops[0].items)} return value(s) from "
                       f"{_callee(st) or 'its callee'}: `{_short(st.text)}`; ZLUDA cannot "
                       "link that to a native body (return through memory)")
+
+
+# ---------------------------------------------------------------- statement rewrites
+
+_ROUNDING = {"rz", "rm", "rp"}
+_FLOAT_TYPES = {"f16", "f16x2", "bf16", "bf16x2", "f32", "f64"}
+_FLOAT_ARITH = {"add", "sub", "mul", "fma", "mad", "div", "sqrt", "rcp", "cvt"}
+
+
+def _rewritten(rep) -> set:
+    """ids of the statements the recipe's rewrites replace or remove."""
+    plan = rep.target.rewrites if rep.target is not None else None
+    out = set()
+    for r in (plan.replacements if plan is not None else ()):
+        out.add(id(r.statement))
+        out.update(id(s) for s in r.folded)
+    return out
+
+
+def _output_functions(rep) -> list:
+    """The functions whose statements the output keeps: the rewrites' functions, else the
+    recipe's own function."""
+    t = rep.target
+    if t is None:
+        return []
+    if t.rewrites is not None:
+        return list(t.rewrites.functions)
+    return [t.fn] if t.fn is not None and t.fn.has_body else []
+
+
+def _kept(rep, st) -> bool:
+    """Does the output keep `st` (not inside the cut, not after a truncation)?"""
+    t = rep.target
+    if t.kind == "region" and t.first_line is not None:
+        return not (t.first_line <= st.line <= t.last_line)
+    if t.kind == "truncate" and t.first_line is not None:
+        return st.end_line <= t.first_line
+    if t.kind == "body":
+        return st.function is not t.fn
+    return True
+
+
+@lint("sust-left", zluda="warning")
+def _sust_left(rep):
+    """The recipe asks for surface-store rewrites (`sust=`), yet surface stores stay: a kind
+    not selected, or a shape the rewrite does not know. ZLUDA's generic formatted surface
+    store is what the rewrite exists to avoid."""
+    t = rep.target
+    if t is None or t.rewrites is None or not t.recipe.sust:
+        return
+    for kind, st, why in t.rewrites.skipped:
+        if kind.startswith("sust") and _kept(rep, st):
+            yield Hit(f"{st.sid} `{' '.join(st.text.split())}` stays a surface store ({why}); "
+                      "ZLUDA's generic surface store is slow", st=st)
+
+
+@lint("explicit-rounding", zluda="warning")
+def _explicit_rounding(rep):
+    """An explicit `.rz`/`.rm`/`.rp` on float arithmetic forces ZLUDA into a slow strict
+    floating-point mode for the whole kernel (`rz_round=True` removes roundf's)."""
+    if rep.target is None:
+        return
+    gone = _rewritten(rep)
+    for fn in _output_functions(rep):
+        for st in fn.statements:
+            if st.is_label or id(st) in gone or st.base not in _FLOAT_ARITH:
+                continue
+            mods = set(st.modifiers)
+            if mods & _ROUNDING and mods & _FLOAT_TYPES and _kept(rep, st):
+                mode = sorted(mods & _ROUNDING)[0]
+                hint = (" (the roundf idiom: rz_round=True rewrites it)"
+                        if st.base == "add" and mode == "rz" else "")
+                yield Hit(f"{fn.name} {st.sid} `{' '.join(st.text.split())}` has an explicit "
+                          f".{mode} rounding mode{hint}", st=st)
+
+
+_CALL = re.compile(r"\bcall(?:\.uni)?\s+(?:\([^)]*\)\s*,\s*)?([A-Za-z_$][\w$]*)")
+
+
+@lint("undeclared-call", zluda="error", ptxas="error")
+def _undeclared_call(rep):
+    """A call to a function the module does not declare before the calling function: ZLUDA
+    drops the whole kernel (ptxas rejects it). Checked for the module's own calls and the
+    calls a statement rewrite writes (a recipe rule without its `extern=`)."""
+    t = rep.target
+    if t is None:
+        return
+    from .calls import _callee
+    m = t.module
+    first_line = {}
+    for f in m.functions:
+        first_line.setdefault(f.name, f.line)
+    for fn in _output_functions(rep):
+        for st in fn.statements:
+            if st.is_label or st.base != "call" or not _kept(rep, st):
+                continue
+            callee = _callee(st)
+            if callee is not None and first_line.get(callee, fn.line + 1) > fn.line:
+                yield Hit(f"{fn.name} {st.sid} calls {callee}, which the module does not "
+                          "declare before it", st=st)
+    plan = t.rewrites
+    if plan is None:
+        return
+    declared = set(first_line)
+    for text in plan.declarations.values():
+        declared.update(re.findall(r"\.func\s+(?:\([^)]*\)\s*)?([A-Za-z_$][\w$]*)", text))
+    for r in plan.replacements:
+        for callee in _CALL.findall(r.text):
+            if callee not in declared:
+                yield Hit(f"the {r.kind} rewrite of {r.statement.sid} calls {callee}, which "
+                          "neither the module nor the rule's extern= declares", st=r.statement)

@@ -24,7 +24,8 @@ COMMAND_MODULES = {
     "stages": "cmd_recipe",
     "outline": "cmd_outline", "verify": "cmd_outline",
     "fragments": "cmd_fragments", "descriptor": "cmd_descriptor",
-    "doctor": "cmd_doctor",
+    "doctor": "cmd_doctor", "body": "cmd_body",
+    "cache": "cmd_cache",
 }
 
 

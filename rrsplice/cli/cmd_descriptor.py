@@ -3,34 +3,35 @@ corpus table (also `rrsplice phases --all DIR`)."""
 
 from __future__ import annotations
 
-import sys
 from pathlib import Path
 
 import click
 
 from ..errors import RRSpliceError
 from ..select import select_function
-from .app import entry_option, err_console, json_option, main, note, print_json
+from .app import entry_option, examples, json_option, main, note, print_json
+from .render import _console, stderr_is_terminal
 
 
 def corpus_table(root: str, as_json: bool, workers) -> None:
-    """Survey every module under `root` and print one row per module (shared with
+    """Survey every module under `root` and print one row per entry (shared with
     `rrsplice phases --all`)."""
     from ..corpus import modules_of, survey
     paths = modules_of(root)
     if not paths:
         raise RRSpliceError(f"{root}: no .ptx modules found")
-    show = not as_json and sys.stderr.isatty()
+    show = not as_json and stderr_is_terminal()
     if show:
         from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn
         with Progress(TextColumn("modules"), BarColumn(), MofNCompleteColumn(),
-                      console=err_console(), transient=True) as bar:
+                      console=_console(True), transient=True) as bar:
             task = bar.add_task("survey", total=len(paths))
             rows = survey(paths, workers, lambda done, total: bar.update(task, completed=done))
     else:
         rows = survey(paths, workers)
     if as_json:
-        print_json({"root": root, "modules": len(rows),
+        print_json({"root": root, "modules": len({r["module"] for r in rows}),
+                    "entries": sum(1 for r in rows if r["entry"]),
                     "failed": sum(1 for r in rows if r["error"]), "rows": rows})
         return
     click.echo("module\tentry\tlines\tmma\tphases\tgeometry per phase\tepilogues\terror")
@@ -40,12 +41,16 @@ def corpus_table(root: str, as_json: bool, workers) -> None:
                               "; ".join(r["geometry"]) or "-",
                               "; ".join(r["epilogues"]) or "-", r["error"] or ""]))
     failed = [r for r in rows if r["error"]]
-    click.echo(f"{len(rows)} modules, {sum(r['mma'] for r in rows)} mma, "
+    click.echo(f"{len({r['module'] for r in rows})} modules, "
+               f"{sum(1 for r in rows if r['entry'])} entries, {sum(r['mma'] for r in rows)} mma, "
                f"{sum(r['phases'] for r in rows)} phases, {len(failed)} could not be analysed",
                err=True)
 
 
-@main.command("descriptor")
+@main.command("descriptor", epilog=examples(
+    "rrsplice descriptor corpus_fixtures/swin_tiny_sm89.ptx",
+    "rrsplice descriptor recipes/swin_dec2.py -o /tmp/descriptor_dec2.py",
+    "rrsplice descriptor --all corpus_fixtures"))
 @click.argument("target", required=False, type=click.Path(dir_okay=False))
 @click.option("-o", "--output", type=click.Path(dir_okay=False), default=None,
               metavar="FILE", help="Write the descriptor here (e.g. descriptor_<layer>.py) "

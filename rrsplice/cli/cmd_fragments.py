@@ -8,7 +8,7 @@ import click
 
 from ..errors import RRSpliceError
 from ..select import lines_to_range, select_function
-from .app import entry_option, json_option, main, note, print_json
+from .app import entry_option, examples, json_option, main, note, print_json
 
 
 def _recipe_lists(rec, fa, rng) -> tuple:
@@ -38,7 +38,9 @@ def _print_phase(pm) -> None:
         click.echo(f"  note: {n}")
 
 
-@main.command("fragments")
+@main.command("fragments", epilog=examples(
+    "rrsplice fragments corpus_fixtures/swin_tiny_sm89.ptx --phase 1",
+    "rrsplice fragments recipes/swin_tiny_sm89.py --json"))
 @click.argument("target", type=click.Path(dir_okay=False))
 @click.option("--phase", type=int, default=None, metavar="P",
               help="Only phase P (1-based); default every phase (or, for a recipe, its cut).")

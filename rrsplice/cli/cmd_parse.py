@@ -9,7 +9,8 @@ import click
 
 from ..emit import emit
 from ..errors import ParseError
-from ..parser import parse
+from ..fsutil import read_input
+from ..parser import parse_bytes
 from ..select import SelectionError, parse_statement_id, select_function
 from .app import entry_option, examples, json_option, main, note, print_json
 from .render import Grid, bold, progress_iter, say, styled
@@ -22,10 +23,15 @@ def _json_errors(as_json: bool) -> None:
         click.get_current_context().find_root()._rrsplice_json = True
 
 
+def _parse_file(path: str):
+    """The module in the file at `path`: a missing file is an error, never PTX text."""
+    return parse_bytes(read_input(path, what="PTX file"), path, path=path)
+
+
 def _parse_one(path: str) -> dict:
     t0 = time.perf_counter()
     try:
-        m = parse(path)
+        m = _parse_file(path)
     except ParseError as exc:
         return {"file": path, "ok": False, "error": exc.to_json(), "rendered": exc.render(),
                 "seconds": round(time.perf_counter() - t0, 4)}
@@ -79,7 +85,7 @@ def parse_cmd(files, as_json):
 def functions_cmd(file, as_json):
     """List FILE's functions: kind, parameters, statement count, line span."""
     _json_errors(as_json)
-    m = parse(file)
+    m = _parse_file(file)
     rows = []
     for f in m.functions:
         rows.append({"name": f.name, "kind": f.kind, "linkage": list(f.linkage),
@@ -123,7 +129,7 @@ def show_cmd(file, sid, line, entry, as_json):
     _json_errors(as_json)
     if (sid is None) == (line is None):
         raise SelectionError("give either a statement (e.g. s452) or --line L")
-    m = parse(file)
+    m = _parse_file(file)
     fn, why = select_function(m, entry)
     if why:
         note(why, as_json)

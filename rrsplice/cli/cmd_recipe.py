@@ -9,7 +9,7 @@ import click
 from .app import (any_module_option, corpus_option, examples, json_option, main, note,
                   print_json)
 from .findings import facts_grid, print_findings, regs_text
-from .render import bold, progress_step, say, say_text, styled
+from .render import Grid, bold, print_diagnostic, progress_step, say, say_text, styled
 
 
 def print_summary(report) -> None:
@@ -26,11 +26,6 @@ def print_summary(report) -> None:
 @any_module_option
 @click.option("--debug", "stage", metavar="STAGE", default=None,
               help="Check this debug stage of the recipe instead of its cut.")
-@click.option("--target", "target", type=click.Choice(["ptxas", "zluda"]), default=None,
-              help="The profile of the target that consumes the splice (default: the "
-                   "recipe's TARGET; zluda when it declares a native BODY; else ptxas).")
-@click.option("-v", "--verbose", is_flag=True, help="Show every finding, info included.")
-@json_option
 @click.option("--target", "target", type=click.Choice(["ptxas", "zluda"]), default=None,
               help="The profile of the target that consumes the splice (default: the "
                    "recipe's TARGET; zluda when it declares a native BODY; else ptxas).")
@@ -68,15 +63,24 @@ def check_cmd(recipe, corpus, any_module, stage, target, verbose, as_json):
               help="Keep the body and insert this debug stage of the recipe's stages().")
 @click.option("--ptxas", "archs", metavar="sm_XX", multiple=True,
               help="Assemble the output with `ptxas -c` for this architecture (repeatable).")
+@click.option("--all", "all_dir", metavar="DIR", default=None,
+              type=click.Path(file_okay=False, exists=True),
+              help="Apply RECIPE to every kernel of DIR its family pattern (entries=) names, "
+                   "porting its cut to each variant; one summary table.")
+@click.option("-j", "--jobs", type=click.IntRange(1), default=None,
+              help="Worker processes for --all (default: the CPU count).")
 @click.option("-v", "--verbose", is_flag=True, help="Show every finding, info included.")
 @json_option
-def apply_cmd(recipe, out, corpus, any_module, stage, archs, verbose, as_json):
+def apply_cmd(recipe, out, corpus, any_module, stage, archs, all_dir, jobs, verbose, as_json):
     """Check RECIPE, then write the patched module atomically (never over the input).
 
     Exits 0 when written (and assembled, with --ptxas), 1 when the check finds errors
     (nothing written) or ptxas rejects the output (written, and said so), 2 on bad input."""
     from ..check import CheckFailed
     from ..splice import apply
+    if all_dir is not None:
+        _apply_all(recipe, all_dir, out, jobs, stage, as_json)
+        return
     step = "apply" + (f" and ptxas -c for {', '.join(archs)}" if archs else "")
     try:
         with progress_step(step):
@@ -111,9 +115,83 @@ def apply_cmd(recipe, out, corpus, any_module, stage, archs, verbose, as_json):
     sys.exit(0 if res.ok else 1)
 
 
+def _apply_all(recipe, directory, out, jobs, stage, as_json) -> None:
+    """`apply --all DIR`: the family, in parallel, with a progress bar and one table."""
+    from ..family import apply_family, family_targets
+    from ..recipe import load_recipe
+    from .render import stderr_is_terminal
+    rec = load_recipe(recipe, debug=stage)
+    n = len(family_targets(rec, directory))
+    progress = None
+    bar = None
+    if not as_json and stderr_is_terminal():
+        from rich.progress import Progress
+        from .render import _console
+        bar = Progress(console=_console(True), transient=True)
+        task = bar.add_task(f"applying {rec.path.name}", total=n)
+        bar.start()
+
+        def progress(row):
+            bar.advance(task)
+    try:
+        rows = apply_family(recipe, directory, out=out, jobs=jobs, debug=stage,
+                            progress=progress)
+    finally:
+        if bar is not None:
+            bar.stop()
+    bad = [r for r in rows if r.status != "ok"]
+    if as_json:
+        print_json({"ok": not bad, "recipe": str(recipe), "corpus": str(directory),
+                    "kernels": [r.to_json() for r in rows]})
+        sys.exit(1 if bad else 0)
+    title = (f"{rec.path.name} over {directory}: {len(rows) - len(bad)} of {len(rows)} "
+             "kernel(s) applied")
+    g = Grid("module", "entry", "status", "how", "region", "rewrites", "output", title=title)
+    for r in rows:
+        style = {"ok": "green", "refused": "yellow"}.get(r.status, "red")
+        g.add_row(r.module, r.entry, styled(r.status, style), r.how, r.statements or "-",
+                  " ".join(f"{k}={v}" for k, v in r.rewrites.items()) or "-", r.output or "-")
+    g.print()
+    for r in bad:
+        print_diagnostic(r.module, None, None, "error", f"{r.entry}: {r.status}: {r.message}")
+    if not rows:
+        note(f"no kernel of {directory} matches the recipe's family "
+             f"({rec.entries or rec.entry})")
+    sys.exit(1 if bad else 0)
+
+
 @main.group("recipe")
 def recipe_group():
-    """Recipe scaffolding."""
+    """Recipe scaffolding and porting."""
+
+
+@recipe_group.command("port", epilog=examples(
+    "rrsplice recipe port recipes/swin_tiny_sm89.py --to "
+    "corpus_fixtures/swin_tiny_mvhi_ldr_sm89.ptx -o /tmp/tiny_mvhi.py"))
+@click.argument("recipe", type=click.Path(dir_okay=False))
+@click.option("--to", "to", required=True, metavar="MODULE[:ENTRY]",
+              help="The variant to port to: a PTX module, and the entry when it has several.")
+@click.option("-o", "--output", "out", default=None, type=click.Path(),
+              help="Where to write the ported recipe (default: <recipe>.<entry>.py beside "
+                   "RECIPE).")
+@corpus_option
+@click.option("--force", is_flag=True, help="Overwrite an existing output file.")
+@json_option
+def recipe_port_cmd(recipe, to, out, corpus, force, as_json):
+    """Retarget RECIPE to another variant of its kernel: align the two functions statement
+    by statement, map registers and symbols, rewrite the cut, register lists and call text,
+    re-check; refuse (exit 1, nothing written) at the first point of disagreement."""
+    from ..port import port_recipe
+    res = port_recipe(recipe, to, out=out, corpus=corpus, force=force)
+    if as_json:
+        print_json(res.to_json())
+        return
+    r = res.region
+    say("wrote ", bold(res.output), f": {res.reference} -> {res.target}"
+        + (f", statements s{r[0][0]}-s{r[0][1]} -> s{r[1][0]}-s{r[1][1]}" if r else "")
+        + (f", lines {res.lines[0]}-{res.lines[-1]}" if res.lines else "")
+        + f", {len(res.registers)} register(s) and {len(res.symbols)} symbol(s) renamed; "
+        f"check: ok, {len(res.report.warnings)} warning(s)")
 
 
 @recipe_group.command("new", epilog=examples(

@@ -86,4 +86,9 @@ def facts_grid(facts: dict) -> Grid:
     if st:
         row("stage", f"{st['name']} after line {st['line']} ({st['after']}): "
             f"{regs_text(st['registers'])}")
+    rw = facts.get("rewrites")
+    if rw is not None:
+        row("rewrites", (", ".join(f"{k} {n}" for k, n in rw["counts"].items()) or "none")
+            + f" ({rw['statements']} statement(s) touched"
+            + (f", {len(rw['skipped'])} left" if rw["skipped"] else "") + ")")
     return g

@@ -10,14 +10,18 @@ import re
 from dataclasses import dataclass, field
 from typing import Optional
 
+from ..emit import apply_spans
+from ..errors import RRSpliceError
 from ..model import Address, Function, Module, Reg, Statement, Symbol
 from ..select import StatementRange
+from ..scopes import is_scoped, source_name
 from ..semantics import def_use, sort_registers
 from .callsite import _kernel_side, parse_call
 from .common import (_WIDTH, OutlineError, _decl_text, _iter_blocks, _Names, _one_line,
                      _reg_types, _symbols, _type_width)
 from .delivery import _readback_code
 from .recompute import _Reaching, _recompute, _rewrite_param_read
+from .exits import _exits
 from .region import region_needs, region_span
 
 
@@ -58,8 +62,10 @@ def _header(module: Module) -> str:
 
 def build_outline(module: Module, fn: Function, rng: StatementRange, call_text: str,
                   extern_text: str, *, lines: Optional[tuple] = None,
-                  analysis=None) -> Outline:
-    """Like `outline`, returning the body together with what went into it."""
+                  analysis=None, rules=()) -> Outline:
+    """Like `outline`, returning the body together with what went into it. `rules`: the
+    recipe's statement rewrites (rrsplice.rewrite), applied to the body's copy of the region
+    as `apply` applies them to the rest of the kernel."""
     header = _header(module)
     site = parse_call(call_text, extern_text, header)
     text = module.text
@@ -78,6 +84,7 @@ def build_outline(module: Module, fn: Function, rng: StatementRange, call_text: 
     names = _Names(prefixes)
 
     def width_of(reg: str) -> int:
+        reg = source_name(reg)
         t = kernel_types(reg) or call_types(reg)
         if t is None:
             raise OutlineError(f"register {reg} is not declared in {fn.name} nor in the "
@@ -182,24 +189,42 @@ def build_outline(module: Module, fn: Function, rng: StatementRange, call_text: 
                                    f"{local_syms[sym].space} {sym}, which a .func cannot see")
         edits.extend(local_edits)
 
+    # ---- the recipe's statement rewrites, on the region's statements
+    rewrite_decls: list = []
+    if rules:
+        from ..rewrite import plan_rewrites
+        plan = plan_rewrites(module, rules, [fn], lambda st: None if rng.first <= st.index
+                             <= rng.last else "outside the region")
+        bad = [i for i in plan.issues if i.severity == "error"]
+        if bad:
+            raise OutlineError(f"{bad[0].code}: {bad[0].message}")
+        for r in plan.replacements:
+            edits.append((r.statement.start, r.statement.end, r.text))
+            edits.extend((f.start, f.end, "") for f in r.folded)
+        rewrite_decls = [plan.declarations[k] for k in sorted(plan.declarations)]
+
+    # ---- where the region leaves: its return, and the exits the call text dispatches on
+    exit_of, exit_lines, dispatch = _exits(fn, rng, site, names, edits)
+
     # ---- what the body must deliver back, and how
     live_at_exit: set = set()
     for rb in site.readbacks:
         live_at_exit.update(rb.registers)
+    live_at_exit.discard(dispatch.register)     # set by the exit code, not by the region
     for reg in sorted(live_at_exit):
         width_of(reg)
     post_lines, post_inputs = _readback_code(site, names, width_of, snapshot)
 
     # ---- what the body's copy of the region needs on entry
-    needs = region_needs(fn, rng, live_at_exit)
+    needs = region_needs(fn, rng, live_at_exit, frozenset(exit_of))
     missing = [r for r in sort_registers(needs) if r not in params_by_reg]
     recomputed: list = []
     recompute_idx: set = set()
     if missing:
         reach = reach or _Reaching(fn, analysis)
         for reg in missing:
-            if reg in scoped_names and not kernel_types(reg):
-                continue      # a block-scoped name: its block comes with the region
+            if is_scoped(reg) or reg in scoped_names and not kernel_types(reg):
+                continue      # a block-scoped register: its block comes with the region
             chain = _recompute(fn, rng.first, reg, params_by_reg, reach, needs)
             recompute_idx.update(chain)
             recomputed.append(reg)
@@ -256,7 +281,8 @@ def build_outline(module: Module, fn: Function, rng: StatementRange, call_text: 
            f"outline.",
            "//", "", header.rstrip("\n"), ""]
     out.extend(mod_decls)
-    if mod_decls:
+    out.extend(rewrite_decls)
+    if mod_decls or rewrite_decls:
         out.append("")
     out.append(sig)
     out.append("{")
@@ -279,6 +305,7 @@ def build_outline(module: Module, fn: Function, rng: StatementRange, call_text: 
     nl = "\r\n" if "\r\n" in region_text[:2000] else "\n"
     out.append(region_text.rstrip("\r\n").replace(nl, "\n"))
     out.append("\t// ---- end of region ----")
+    out.extend(exit_lines)
     if post_lines:
         out.append("\t// the values the call text reads back")
         out.extend(post_lines)
@@ -297,16 +324,14 @@ def build_outline(module: Module, fn: Function, rng: StatementRange, call_text: 
 
 
 def _apply(text: str, start: int, end: int, edits: list) -> str:
-    out = []
-    pos = start
-    for a, b, rep in sorted(edits):
-        if a < pos:
-            raise OutlineError(f"overlapping rewrites at offset {a}")
-        out.append(text[pos:a])
-        out.append(rep)
-        pos = b
-    out.append(text[pos:end])
-    return "".join(out)
+    """The region's text with the outliner's statement rewrites applied (rrsplice.emit's
+    span applier, the one `apply` uses)."""
+    try:
+        return apply_spans(text, edits, start, end)
+    except RRSpliceError as exc:
+        if isinstance(exc, OutlineError):
+            raise
+        raise OutlineError(f"overlapping rewrites: {exc}") from None
 
 
 def _in_address(st: Statement, sym: str) -> bool:

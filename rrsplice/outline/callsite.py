@@ -87,7 +87,8 @@ class CallSite:
 
 def parse_call(call_text: str, extern_text: str, header: str = "") -> CallSite:
     """Read the call text (wrapped in a dummy function) against the extern declaration."""
-    header = header or ".version 8.7\n.target sm_89\n.address_size 64\n"
+    from ..check.text import SNIPPET_HEADER
+    header = header or SNIPPET_HEADER
     ext_mod = _parse_snippet(header + extern_text.rstrip() + "\n", "extern declaration")
     externs = [f for f in ext_mod.functions if f.kind == ".func" and not f.has_body]
     if len(externs) != 1:

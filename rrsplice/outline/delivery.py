@@ -4,6 +4,7 @@ it back (shared scratch or `.param` return)."""
 from __future__ import annotations
 
 from ..model import Address, Reg, Statement, Vector
+from ..scopes import source_name
 from ..semantics import def_use, is_block_barrier
 from .callsite import CallSite, _kernel_side
 from .common import _SPECIAL64, OutlineError, _Names, _one_line
@@ -12,14 +13,16 @@ from .common import _SPECIAL64, OutlineError, _Names, _one_line
 def _readback_code(site: CallSite, names: _Names, width_of, snapshot) -> tuple:
     """The body's epilogue: the call text's address computations (after the call) and one
     store per read-back, in the call text's order."""
+    # the call text is a `{ }` block of its own: its registers are keyed by scope, but the
+    # body is written as text, so the epilogue works with the names the text uses
     post_defs: dict = {}
     for st in site.post:
         for d in def_use(st).defs:
-            post_defs.setdefault(d, []).append(st)
+            post_defs.setdefault(source_name(d), []).append(st)
     pre_defs: dict = {}
     for st in site.pre:
         for d in def_use(st).defs:
-            pre_defs.setdefault(d, []).append(st)
+            pre_defs.setdefault(source_name(d), []).append(st)
 
     def last_def(table: dict, reg: str, before: int):
         found = [st for st in table.get(reg, ()) if st.index < before]
@@ -34,7 +37,7 @@ def _readback_code(site: CallSite, names: _Names, width_of, snapshot) -> tuple:
         if st.index not in seen:
             seen.add(st.index)
             for u in def_use(st).uses:
-                want(u, st.index)
+                want(source_name(u), st.index)
             needed.append(st)
 
     def want(reg: str, before: int):

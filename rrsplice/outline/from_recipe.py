@@ -23,8 +23,9 @@ def outline_recipe(recipe_path, corpus=None, analysis=None):
     fn = _recipe_function(module, rec, select_function)
     first, end = rec.cut_call
     rng = lines_to_range(fn, first, end - 1)
+    from ..rewrite import rules_for_recipe
     out = build_outline(module, fn, rng, rec.call, rec.extern, lines=(first, end),
-                        analysis=analysis)
+                        analysis=analysis, rules=rules_for_recipe(rec))
     if note:
         out.notes.insert(0, note)
     return out, path, rec

@@ -5,6 +5,7 @@ passed registers. Both rest on reaching definitions."""
 from __future__ import annotations
 
 
+from ..isa import PURE
 from ..dataflow import analyze
 from ..model import Function, Statement
 from ..select import StatementRange
@@ -24,11 +25,7 @@ class _Reaching:
         return tuple(sorted(self.fa.reaching_defs(index, reg)))
 
 
-_PURE = frozenset({
-    "add", "sub", "mul", "mad", "mul24", "mad24", "sad", "div", "rem", "abs", "neg", "min",
-    "max", "popc", "clz", "bfind", "brev", "bfe", "bfi", "and", "or", "xor", "not", "cnot",
-    "lop3", "shf", "shl", "shr", "mov", "cvt", "cvta", "setp", "selp", "set", "prmt", "fma",
-    "rcp", "sqrt", "rsqrt", "ex2", "lg2", "sin", "cos", "testp", "copysign", "slct"})
+_PURE = PURE
 
 
 def _is_reloadable(st: Statement) -> bool:

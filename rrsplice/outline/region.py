@@ -79,9 +79,12 @@ def _branch_targets(st: Statement) -> list:
     return out
 
 
-def region_needs(fn: Function, rng: StatementRange, live_at_exit: set) -> dict:
+def region_needs(fn: Function, rng: StatementRange, live_at_exit: set,
+                 exit_labels: frozenset = frozenset()) -> dict:
     """Registers the region reads before writing them on some path from its first statement
-    (with `live_at_exit` read after its last): name -> index of a first such read."""
+    (with `live_at_exit` read after its last, and at every branch to one of `exit_labels`:
+    the labels outside the region where the body returns, see rrsplice.exits): name ->
+    index of a first such read."""
     idx = list(range(rng.first, rng.last + 1))
     sts = {i: fn.statement(i) for i in idx}
     succ = {}
@@ -93,19 +96,26 @@ def region_needs(fn: Function, rng: StatementRange, live_at_exit: set) -> dict:
             continue
         if st.base in TERMINATORS:
             targets = []
+            leaves = False
             for name in _branch_targets(st):
                 lab = fn.label_statement(name)
                 if lab is None:
                     raise OutlineError(f"{st.sid} (line {st.line}) branches to {name}, which "
                                        f"is not a label of {fn.name}")
                 if lab.index not in rng:
+                    if name in exit_labels:
+                        leaves = True
+                        continue
                     raise OutlineError(f"{st.sid} (line {st.line}) branches to {name} (line "
-                                       f"{lab.line}), outside the region: a body cannot jump "
-                                       f"back into the kernel")
+                                       f"{lab.line}), outside the region, which is neither "
+                                       f"the statement right after it nor a label the call "
+                                       f"text dispatches to after the call (see `rrsplice "
+                                       f"recipe new`: it writes the dispatch)")
                 targets.append(lab.index)
             if st.base == "brx" and not targets:
                 raise OutlineError(f"{st.sid} (line {st.line}): indirect branch in the region")
-            succ[i] = targets + (nxt if st.guard is not None else [])
+            succ[i] = targets + (["exit"] if leaves else []) + \
+                (nxt if st.guard is not None else [])
         else:
             succ[i] = nxt
     labels = {sts[i].label: i for i in idx if sts[i].is_label}

@@ -1,0 +1,56 @@
+"""`rrsplice body new`: a native C++ (CUDA or HIP) body for a recipe's cut.
+
+`plan` reads what the body must do off the recipe (signature, fragment maps, mma program,
+return slots), `header` writes the portable mma interface (`rr_mma.h`), `render` the body.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Optional
+
+from .header import HEADER_NAME, header_text
+from .plan import Arg, BodyError, BodyPlan, Ret, Step, plan_body
+from .render import render_body
+
+__all__ = ["Arg", "BodyError", "BodyPlan", "BodyResult", "HEADER_NAME", "Ret", "Step",
+           "header_text", "new_body", "plan_body", "render_body"]
+
+
+@dataclass
+class BodyResult:
+    plan: BodyPlan
+    body: Path
+    header: Path
+    lang: str
+
+    def to_json(self) -> dict:
+        p = self.plan
+        return {"body": str(self.body), "header": str(self.header), "lang": self.lang,
+                "callee": p.callee, "function": p.function, "region": p.region,
+                "phase": p.phase.index, "geometry": p.phase.geometry, "mma": len(p.steps),
+                "image": {"rows": p.m, "k": p.k, "warps": p.warps,
+                          "bytes": p.warps * p.m * p.k},
+                "args": [{"name": a.name, "type": a.ptx_type, "register": a.reg,
+                          "symbol": a.symbol, "role": a.role,
+                          "map": a.frag.rule() if a.frag is not None else None}
+                         for a in p.args],
+                "returns": [{"register": r.reg, "offset": r.offset} for r in p.rets],
+                "slots": p.slots, "stride": p.stride, "barrier": p.barrier,
+                "notes": p.notes}
+
+
+def new_body(recipe, lang: str = "cuda", out=None, corpus=None) -> BodyResult:
+    """Write the body for `recipe` (default `<callee>.cu` / `.hip` beside the recipe) and
+    `rr_mma.h` beside it, atomically; nothing is written when planning fails."""
+    from ..splice import write_atomic
+    plan = plan_body(recipe, corpus)
+    body = Path(out) if out else Path(plan.recipe).with_name(
+        plan.callee + (".cu" if lang == "cuda" else ".hip"))
+    text = render_body(plan, lang)
+    head = header_text(plan.layouts)
+    header = body.with_name(HEADER_NAME)
+    write_atomic(header, head.encode())
+    write_atomic(body, text.encode())
+    return BodyResult(plan, body, header, lang)

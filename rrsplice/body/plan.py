@@ -1,0 +1,255 @@
+"""What a native body must do, read off a recipe: its signature (the recipe's `.extern`),
+what each argument holds (the fragment maps), the phase's mma program, and where the call
+text reads each result back.
+
+Supported: a cut that is exactly one GEMM phase (every statement of the region an `mma`, the
+region one phase of `rrsplice phases`), with returns through a `.shared` scratch array (the
+ABI ZLUDA can link). Anything else is a BodyError that says what is not supported.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Optional
+
+from ..errors import RRSpliceError
+from ..model import Address, ParenList, Reg, Symbol
+
+
+class BodyError(RRSpliceError):
+    """The recipe's cut cannot be given a generated native body (names the reason)."""
+
+
+@dataclass
+class Arg:
+    """One parameter of the callee, in the `.extern`'s order."""
+    index: int
+    name: str                 # the .extern's parameter name (also the C++ name)
+    ptx_type: str             # ".b32" / ".b64"
+    reg: Optional[str]        # the register the call text passes (None: an address)
+    symbol: Optional[str] = None      # the .shared array whose address is passed
+    role: str = "other"       # "A" | "B" | "C" | "scratch" | "shared" | "other"
+    frag: object = None       # rrsplice.fragmap.FragReg for A/B/C
+
+    @property
+    def c_type(self) -> str:
+        return "rr_u64" if self.ptx_type == ".b64" else "rr_u32"
+
+
+@dataclass
+class Step:
+    """One mma of the phase: D = mma(A tile from the image, B registers, C)."""
+    sid: str
+    line: int
+    m0: int                   # A tile's first row / first k in the staged image
+    k0: int
+    b: tuple                  # the two B operands: argument names (or D halves)
+    c: tuple                  # the two C operands: argument names or earlier D halves
+    d: tuple                  # the two D registers
+    var: str                  # the C++ array holding D
+
+
+@dataclass
+class Ret:
+    reg: str
+    offset: int               # byte offset in the thread's slot
+    expr: str                 # the C++ value: var[j]
+
+
+@dataclass
+class BodyPlan:
+    recipe: Path
+    module: Path
+    function: str
+    callee: str
+    region: str
+    phase: object             # rrsplice.mma.Phase
+    args: list
+    steps: list
+    rets: list
+    m: int                    # the staged image: m rows x k columns of e4m3, per warp
+    k: int
+    n: int
+    slots: str                # "thread" | "lane"
+    stride: int
+    barrier: bool
+    warps: int                # warps per block the image array is sized for
+    threads: Optional[int]
+    layouts: dict             # "A".."D" -> rrsplice.fraglayout.Layout
+    image_in_scratch: bool = False    # the image overlays the warp's own return slots
+    notes: list = field(default_factory=list)
+
+    def arg(self, name: str) -> Arg:
+        return next(a for a in self.args if a.name == name)
+
+
+def plan_body(recipe, corpus=None) -> BodyPlan:
+    """Read everything `body new` needs from `recipe` (a path or Recipe)."""
+    from ..cache import load_analysis
+    from ..check import check_recipe
+    from ..check.scratch import _scratch_stride, block_threads
+    from ..fragmap import phase_map
+    from ..mma import phases
+    rep = check_recipe(recipe, corpus, target="zluda")
+    rec = rep.recipe
+    if rep.errors:
+        raise BodyError(f"{rec.path}: the recipe fails `rrsplice check --target zluda` ("
+                        + "; ".join(f"{f.code}: {f.message}" for f in rep.errors[:3])
+                        + "); a native body needs a recipe that passes it")
+    t = rep.target
+    if t.kind != "region" or t.rng is None:
+        raise BodyError(f"{rec.path}: `body new` needs a cut_call recipe (this one is "
+                        f"{rec.form})")
+    sp, fn, rng = rep.splice, t.fn, t.rng
+    stmts = fn.statements
+    other = [stmts[i - 1] for i in range(rng.first, rng.last + 1) if stmts[i - 1].base != "mma"]
+    if other:
+        st = other[0]
+        raise BodyError(f"{rec.path}: the region {rng} holds {len(other)} statement(s) that "
+                        f"are not mma (first {st.sid}, line {st.line}: `{st.text.strip()}`); "
+                        "`body new` generates bodies for cuts of one GEMM phase")
+    fa = load_analysis(fn.module, fn)
+    ph = [p for p in phases(fn, fa) if p.first == rng.first and p.last == rng.last]
+    if not ph:
+        inside = [p.index for p in phases(fn, fa) if rng.first <= p.first and p.last <= rng.last]
+        raise BodyError(f"{rec.path}: the region {rng} is not exactly one phase (phases "
+                        f"inside it: {inside or 'none'}); `body new` supports single-phase "
+                        "cuts")
+    phase = ph[0]
+    pm = phase_map(fn, fa, phase)
+    if pm.notes:
+        raise BodyError(f"{rec.path}: phase {phase.index}: " + "; ".join(pm.notes))
+    callee, call = _the_call(rec, sp)
+    args = _args(sp, callee, call, rep)
+    by_reg = {}
+    for f in pm.a + pm.b + pm.c:
+        by_reg.setdefault(f.reg, f)
+    scratch = rep.facts.get("scratch", {}).get("symbol")
+    for a in args:
+        if a.symbol is not None:
+            a.role = "scratch" if a.symbol == scratch else "shared"
+        elif a.reg in by_reg:
+            a.frag = by_reg[a.reg]
+            a.role = a.frag.matrix
+    reg_arg = {a.reg: a.name for a in args if a.reg is not None}
+    a_tile = {f.reg: (f.row_base, f.col_base) for f in pm.a}
+    steps, d_of = [], {}
+    for mma in phase.mmas:
+        tiles = {a_tile.get(r) for r in mma.a}
+        if None in tiles or len(tiles) != 1:
+            raise BodyError(f"{rec.path}: s{mma.index}: its A registers {list(mma.a)} are not "
+                            "one A tile of passed fragments")
+        missing = [r for r in mma.a if r not in reg_arg]
+        if missing:
+            raise BodyError(f"{rec.path}: s{mma.index} reads A register(s) {missing}, which the "
+                            "call does not pass")
+        m0, k0 = tiles.pop()
+        var = f"d_s{mma.index}"
+
+        def src(r, what):
+            if r in d_of:
+                return d_of[r]
+            if r in reg_arg:
+                return reg_arg[r]
+            raise BodyError(f"{rec.path}: s{mma.index} reads {what} register {r}, which is "
+                            "neither passed nor written by an earlier mma of the region")
+        steps.append(Step(f"s{mma.index}", mma.line, m0, k0,
+                          tuple(src(r, "B") for r in mma.b), tuple(src(r, "C") for r in mma.c),
+                          tuple(mma.d), var))
+        for j, r in enumerate(mma.d):
+            d_of[r] = f"{var}[{j}]"
+    rets = _returns(sp, scratch, d_of, rec)
+    stride, _why = _scratch_stride(rep, sp)
+    specials = {r.name for st in sp.statements for r in st.registers() if r.special}
+    slots = "thread" if any(x.startswith("%tid.") for x in specials) else "lane"
+    threads = block_threads(fn)
+    warps = (threads + 31) // 32 if threads else 32
+    notes = []
+    if threads is None:
+        notes.append(f"{fn.name} declares no .maxntid/.reqntid: the staged image is sized for "
+                     "32 warps (1024 threads)")
+    # the image: in the warp's own slots of the recipe's own scratch array when they are
+    # large enough (nothing else uses that array, and static .shared is capped at 48 KiB per
+    # block); else an array of the body's own
+    own = rec.const("OWN_SCRATCH")
+    in_scratch = bool(own) and slots == "thread" and scratch == rec.const("SCRATCH") \
+        and 32 * (stride or 0) >= phase.m * phase.k
+    notes.append(f"staged image: {phase.m} x {phase.k} bytes per warp, "
+                 + (f"in the warp's own slots of {scratch} (32 x {stride} bytes)"
+                    if in_scratch else f"a .shared array of the body ({warps} warps, "
+                    f"{warps * phase.m * phase.k} bytes)"))
+    first = phase.mmas[0]
+    return BodyPlan(image_in_scratch=in_scratch, recipe=Path(rec.path), module=Path(t.path), function=fn.name,
+                    callee=callee, region=str(rng), phase=phase, args=args, steps=steps,
+                    rets=rets, m=phase.m, k=phase.k, n=phase.n, slots=slots,
+                    stride=stride or 0, barrier=bool(rec.const("BLOCK_BARRIER")),
+                    warps=warps, threads=threads, layouts=pm.layouts, notes=notes) \
+        if first.shape == "m16n8k32" and first.a_type == "e4m3" and first.b_type == "e4m3" \
+        and first.c_type == "f16" and first.d_type == "f16" else _unsupported(rec, first)
+
+
+def _unsupported(rec, mma):
+    raise BodyError(f"{rec.path}: s{mma.index} is {mma.opcode}: `body new` generates "
+                    "m16n8k32 e4m3 x e4m3 with f16 accumulators only")
+
+
+def _the_call(rec, sp):
+    from ..check.calls import _callee
+    calls = sp.calls
+    if len(calls) != 1:
+        raise BodyError(f"{rec.path}: the call text holds {len(calls)} calls; `body new` needs "
+                        "exactly one")
+    st = calls[0]
+    if isinstance(st.operands[0], ParenList) and len(st.operands) > 2:
+        raise BodyError(f"{rec.path}: the call takes return values: a native body returns "
+                        "through the scratch array (`recipe new --abi scratch`)")
+    callee = _callee(st)
+    if callee not in sp.externs:
+        raise BodyError(f"{rec.path}: the extern text does not declare {callee}")
+    return callee, st
+
+
+def _args(sp, callee, call, rep) -> list:
+    """Each .extern parameter with what the call text stores into its argument."""
+    decl = sp.externs[callee]
+    ops = call.operands
+    names = [x.name for x in ops[1].items] if len(ops) > 1 and isinstance(ops[1], ParenList) \
+        else []
+    stored, moved = {}, {}
+    for st in sp.statements:
+        if st.base == "mov" and len(st.operands) == 2 and isinstance(st.operands[1], Symbol):
+            moved[st.operands[0].name] = st.operands[1].name
+        if st.base == "st" and "param" in st.modifiers and isinstance(st.operands[0], Address):
+            base = st.operands[0].base
+            if isinstance(base, Symbol):
+                stored[base.name] = st.operands[1]
+        if st.base == "selp" and isinstance(st.operands[-1], Reg):
+            moved.setdefault(st.operands[0].name, None)
+    out = []
+    for i, (pname, p) in enumerate(zip(names, decl.params)):
+        src = stored.get(pname)
+        reg = src.name if isinstance(src, Reg) else None
+        ty = ".b64" if (p.byte_size or 4) == 8 else ".b32"
+        a = Arg(i, p.name, ty, reg)
+        if reg is not None and reg in moved and moved[reg] is not None:
+            a.symbol, a.reg = moved[reg], None
+        out.append(a)
+    return out
+
+
+def _returns(sp, scratch, d_of, rec) -> list:
+    """Every `ld.shared` of the call text: the register it reads and its slot offset."""
+    rets = []
+    for st in sp.statements:
+        if st.base == "ld" and "shared" in st.modifiers:
+            dst = st.operands[0]
+            addr = st.operands[1]
+            reg = dst.name if isinstance(dst, Reg) else str(dst)
+            if reg not in d_of:
+                raise BodyError(f"{rec.path}: the call text reads {reg} back from {scratch}, "
+                                "which no mma of the region writes")
+            if not any(m in ("b32", "u32", "s32", "f32") for m in st.modifiers):
+                raise BodyError(f"{rec.path}: `{st.text.strip()}`: only 32-bit returns")
+            rets.append(Ret(reg, addr.offset or 0, d_of[reg]))
+    return rets

@@ -1,0 +1,39 @@
+"""`rrsplice body new`: a native C++ body (CUDA or HIP) for a recipe's cut."""
+
+from __future__ import annotations
+
+import click
+
+from .app import console, json_option, main, note, print_json
+
+
+@main.group("body")
+def body_group():
+    """Native bodies for a recipe's call."""
+
+
+@body_group.command("new")
+@click.argument("recipe", type=click.Path(dir_okay=False))
+@click.option("--lang", type=click.Choice(["cuda", "hip"]), default="cuda", show_default=True,
+              help="CUDA (mma.sync through inline assembly) or HIP (scalar fallback).")
+@click.option("-o", "--output", "out", default=None, type=click.Path(dir_okay=False),
+              help="The body's source (default: <callee>.cu / .hip beside the recipe); "
+                   "rr_mma.h is written beside it.")
+@click.option("--corpus", "corpus", metavar="DIR", default=None,
+              type=click.Path(file_okay=False), help="Corpus directory for the module.")
+@json_option
+def body_new_cmd(recipe, lang, out, corpus, as_json):
+    """Write RECIPE's native body: the .extern's exact signature, the fragments staged into a
+    row-major e4m3 image per warp, the phase's mma, the results in the scratch slots."""
+    from ..body import new_body
+    res = new_body(recipe, lang, out, corpus)
+    if as_json:
+        print_json(res.to_json())
+        return
+    p = res.plan
+    console().print(f"wrote {res.body} and {res.header}: {p.callee} for "
+                    f"{p.function} {p.region} (phase {p.phase.index}, {p.phase.geometry}, "
+                    f"{len(p.steps)} mma), {len(p.args)} arguments, {len(p.rets)} results, "
+                    f"image {p.m}x{p.k} per warp", markup=False, highlight=False)
+    for n in p.notes:
+        note(n)

@@ -1,0 +1,139 @@
+"""The rule protocol and the planner that runs rules over a module.
+
+Replacements are character spans of statements (never more than one statement each, plus
+statements a rule folds away), so everything outside the rewritten statements is the input,
+byte for byte; replacement text is one physical line, so line numbers do not move either
+(only the inserted declarations add lines, before the first function that needs them).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Iterable, Optional
+
+from ..emit import Edit, line_byte_offsets, newline_of
+from ..model import Function, Module, Statement
+
+
+@dataclass
+class Replacement:
+    """Replace statement `statement`'s text (char span start..end) with `text`."""
+    kind: str                    # the rule's kind name, e.g. "sust.v2b16", "rz_round"
+    statement: Statement
+    text: str
+    function: Function
+    folded: tuple = ()           # further statements this rewrite removes (their text -> "")
+
+
+@dataclass
+class Issue:
+    """A finding of a rule: severity, code, message, where."""
+    severity: str
+    code: str
+    message: str
+    statement: Optional[Statement] = None
+
+
+@dataclass
+class RewritePlan:
+    replacements: list = field(default_factory=list)
+    declarations: dict = field(default_factory=dict)     # name -> declaration text
+    issues: list = field(default_factory=list)
+    skipped: list = field(default_factory=list)          # (kind, statement, why)
+    functions: list = field(default_factory=list)        # the functions the rules ran over
+
+    @property
+    def counts(self) -> dict:
+        out: dict = {}
+        for r in self.replacements:
+            out[r.kind] = out.get(r.kind, 0) + 1
+        return dict(sorted(out.items()))
+
+    @property
+    def touched(self) -> list:
+        """`function:sN` of every statement a rewrite replaced or removed."""
+        out = []
+        for r in self.replacements:
+            out.append(f"{r.function.name}:{r.statement.sid}")
+            out += [f"{r.function.name}:{s.sid}" for s in r.folded]
+        return out
+
+    @property
+    def ok(self) -> bool:
+        return not any(i.severity == "error" for i in self.issues)
+
+    def to_json(self) -> dict:
+        return {"counts": self.counts, "statements": len(self.touched),
+                "touched": self.touched, "declarations": sorted(self.declarations),
+                "skipped": [{"kind": k, "statement": f"{s.function.name}:{s.sid}"
+                             if s.function else s.sid, "why": w}
+                            for k, s, w in self.skipped]}
+
+    def edits(self, module: Module) -> list[Edit]:
+        """Byte edits: each replacement over its statement's span, folded statements emptied,
+        declarations inserted (in name order) before the first function that uses them."""
+        out = []
+        nl = newline_of(module.data)
+        bo = module.byte_offset
+        for r in self.replacements:
+            st = r.statement
+            out.append(Edit(bo(st.start), bo(st.end), r.text.encode("utf-8"),
+                            f"{r.kind} {r.function.name}:{st.sid}"))
+            for f in r.folded:
+                out.append(Edit(bo(f.start), bo(f.end), b"",
+                                f"{r.kind} folds {r.function.name}:{f.sid}"))
+        if self.declarations and self.replacements:
+            first = min((r.function for r in self.replacements), key=lambda f: f.line)
+            pos = line_byte_offsets(module.data)[first.line - 1]
+            text = b"".join(self.declarations[k].encode("utf-8") + nl
+                            for k in sorted(self.declarations))
+            out.append(Edit(pos, pos, text + nl, "rewrite declarations"))
+        return out
+
+
+class Rule:
+    """A statement rewrite. Subclasses set `name` and implement :meth:`run`."""
+
+    name = "rule"
+
+    def run(self, fn: Function, plan: RewritePlan, skip) -> None:  # pragma: no cover
+        """Append the function's replacements, declarations and issues to `plan`; `skip(st)`
+        says why a statement must stay as it is (inside a cut), or None."""
+        raise NotImplementedError
+
+
+def module_declares(module: Module, name: str) -> bool:
+    return any(f.name == name for f in module.functions)
+
+
+def plan_rewrites(module: Module, rules: Iterable[Rule], functions: Iterable[Function],
+                  skip=None) -> RewritePlan:
+    """Run every rule over every function; `skip(st)` -> reason or None."""
+    plan = RewritePlan()
+    skip = skip or (lambda st: None)
+    rules = list(rules)
+    for fn in functions:
+        if not fn.has_body:
+            continue
+        plan.functions.append(fn)
+        for rule in rules:
+            rule.run(fn, plan, skip)
+    # a helper the module already declares is not declared twice
+    for name in list(plan.declarations):
+        if module_declares(module, name):
+            del plan.declarations[name]
+    return plan
+
+
+def rules_for_recipe(rec) -> list[Rule]:
+    """The rules a recipe's options ask for, in a fixed order (sust, rz_round, own rules)."""
+    from .rz_round import RzRoundRule
+    from .sust import SustRule
+    from .user import user_rules
+    rules: list[Rule] = []
+    if rec.sust:
+        rules.append(SustRule(rec.sust))
+    if rec.rz_round:
+        rules.append(RzRoundRule())
+    rules += user_rules(rec)
+    return rules

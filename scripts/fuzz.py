@@ -1,0 +1,254 @@
+"""A long fuzz campaign: mutated PTX fixtures and hostile recipes, each outcome checked
+against rrsplice's promises, with a summary table at the end.
+
+    nice -n 19 python scripts/fuzz.py --inputs 10000 --recipes 300 --max-seconds 3000 \
+        --summary fuzz-summary.md
+
+Each case runs in its own forked process, regenerated from its seed with the generators
+of tests/fuzzing.py, so a failure is reproduced by its seed alone (`--only-seed
+KIND:SEED`). Per case it checks:
+
+* parse (API): success round-trips byte-exactly, or a ParseError at name:line:col;
+* parse (CLI, one input in four): exit 0/1/2, no traceback, `--json` is one document;
+* recipes (CLI `check`/`apply`): exit 0/1/2 with a message, no traceback;
+* no hang: each case must finish within --timeout seconds (else it is killed);
+* memory: the case process's peak RSS (from wait4) must stay under the RSS of the process
+  it was forked from + 20x the input's size + --mem-constant MB, with an address-space
+  limit as a backstop;
+* no unintended write: every file under the case's directory is hashed before and after;
+  only the intended output (`out/`) and the cache directory may change.
+"""
+
+from __future__ import annotations
+
+import argparse
+import collections
+import json
+import os
+import random
+import resource
+import select
+import shutil
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT / "tests"))
+sys.path.insert(0, str(ROOT))
+
+CLI_PARSE_COMMANDS = [["parse", "x.ptx"], ["parse", "--json", "x.ptx"], ["functions", "x.ptx"],
+                      ["liveness", "x.ptx", "--range", "s2-s5"], ["mma", "x.ptx", "--json"]]
+
+
+# ------------------------------------------------------------------ one case
+
+def _rss_kb() -> int:
+    return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+
+
+def _case(kind: str, seed: int, work: Path) -> dict:
+    import fuzzing
+    rnd = random.Random(seed)
+    for p in list(work.iterdir()):
+        shutil.rmtree(p) if p.is_dir() and not p.is_symlink() else p.unlink()
+    (work / "cache").mkdir(mode=0o700)
+    res = {"kind": kind, "seed": seed}
+    if kind == "input":
+        name, data = fuzzing.fixture(rnd)
+        data, ops = fuzzing.mutate(data, rnd)
+        res["size"] = len(data)
+        res["ops"] = ops
+        (work / "x.ptx").write_bytes(data)
+        before = fuzzing.snapshot(work, skip=("cache",))
+        try:
+            res["outcome"] = fuzzing.check_parse(data, name)
+        except AssertionError as exc:
+            res["outcome"], res["detail"] = "violation", str(exc)[:300]
+        if res["outcome"] != "violation" and rnd.random() < 0.25:
+            args = rnd.choice(CLI_PARSE_COMMANDS)
+            got = fuzzing.run_cli(args, work)
+            try:
+                res["cli"] = fuzzing.check_cli_outcome(*got, args)
+            except AssertionError as exc:
+                res["outcome"], res["detail"] = "cli-violation", f"{args}: {exc}"[:300]
+        bad = fuzzing.unintended_writes(before, fuzzing.snapshot(work, skip=("cache",)), ())
+    else:
+        w = work / "w"
+        w.mkdir()
+        (w / "m.ptx").write_bytes(fuzzing.MODULE_TEXT)
+        (w / "r.py").write_text(fuzzing.recipe_source(rnd))
+        args = fuzzing.recipe_args(rnd, w)
+        res["size"] = len(fuzzing.MODULE_TEXT)
+        res["args"] = args[:1] + args[3:]
+        before = fuzzing.snapshot(work, skip=("cache",))
+        got = fuzzing.run_cli(args, w)
+        try:
+            res["outcome"] = "cli-" + fuzzing.check_cli_outcome(*got, args)
+        except AssertionError as exc:
+            res["outcome"], res["detail"] = "cli-violation", f"{args}: {exc}"[:300]
+        bad = fuzzing.unintended_writes(before, fuzzing.snapshot(work, skip=("cache",)),
+                                        (w / "out",))
+    if bad:
+        res["outcome"], res["detail"] = "unintended-write", ", ".join(bad)[:300]
+    return res
+
+
+def run_case(kind: str, seed: int, work: Path, base_kb: int, args) -> dict:
+    """Run one case in a forked child: the child's own peak RSS (from wait4) is the
+    case's memory, and a child that does not answer in time is killed (a hang)."""
+    r, w = os.pipe()
+    pid = os.fork()
+    if pid == 0:                                     # the child
+        os.close(r)
+        try:
+            if args.as_limit:
+                resource.setrlimit(resource.RLIMIT_AS, (args.as_limit << 20,) * 2)
+            try:
+                res = _case(kind, seed, work)
+            except MemoryError:
+                res = {"outcome": "memory",
+                       "detail": "MemoryError under the address-space limit"}
+            except BaseException as exc:  # noqa: BLE001 - a traceback is the finding
+                import traceback
+                res = {"outcome": "traceback", "detail": "".join(
+                    traceback.format_exception_only(type(exc), exc)).strip()[:300]}
+            os.write(w, json.dumps(res).encode())
+        finally:
+            os._exit(0)
+    os.close(w)
+    chunks = []
+    deadline = time.monotonic() + args.timeout
+    while True:
+        ready, _, _ = select.select([r], [], [], max(0.0, deadline - time.monotonic()))
+        if not ready:
+            os.kill(pid, 9)
+            res = {"outcome": "hang", "detail": f"no answer in {args.timeout} s"}
+            break
+        b = os.read(r, 1 << 16)
+        if not b:
+            res = json.loads(b"".join(chunks)) if chunks else {
+                "outcome": "crash", "detail": "the case's process died"}
+            break
+        chunks.append(b)
+    os.close(r)
+    _pid, _status, usage = os.wait4(pid, 0)
+    res.update(kind=kind, seed=seed, rss_kb=usage.ru_maxrss)
+    bound = base_kb + (20 * res.get("size", 0)) // 1024 + args.mem_constant * 1024
+    if res["outcome"] not in BAD and usage.ru_maxrss > bound:
+        res["outcome"] = "memory"
+        res["detail"] = f"peak {usage.ru_maxrss} kB > bound {bound} kB"
+    return res
+
+
+# ------------------------------------------------------------------ the campaign
+
+def campaign(args) -> dict:
+    rnd = random.Random(args.seed)
+    cases = [("input", rnd.randrange(2**32)) for _ in range(args.inputs)] + \
+            [("recipe", rnd.randrange(2**32)) for _ in range(args.recipes)]
+    random.Random(args.seed + 1).shuffle(cases)
+    if args.only_seed:
+        k, s = args.only_seed.split(":")
+        cases = [(k, int(s))]
+    counts = collections.Counter()
+    cli_counts = collections.Counter()
+    failures = []
+    os.environ["RRSPLICE_NO_CACHE"] = "1"
+    import fuzzing
+    from rrsplice.parser import parse_bytes
+    parse_bytes(fuzzing.MODULE_TEXT, "warm-up")      # the children start warm
+    fuzzing.run_cli(["--help"], ROOT)                # and with the CLI imported
+    base_kb = _rss_kb()
+    work = Path(tempfile.mkdtemp(prefix="rrsplice-fuzz-"))
+    t0 = time.perf_counter()
+    done = 0
+    max_case = 0.0
+    try:
+        for kind, seed in cases:
+            if args.max_seconds and time.perf_counter() - t0 > args.max_seconds:
+                break
+            t = time.perf_counter()
+            res = run_case(kind, seed, work, base_kb, args)
+            if res["outcome"] != "hang":
+                max_case = max(max_case, time.perf_counter() - t)
+            done += 1
+            counts[(kind, res["outcome"])] += 1
+            if "cli" in res:
+                cli_counts[res["cli"]] += 1
+            if res["outcome"] in BAD:
+                failures.append(res)
+            if args.progress and done % args.progress == 0:
+                print(f"{done}/{len(cases)} cases, {time.perf_counter() - t0:.0f} s, "
+                      f"{len(failures)} failures", file=sys.stderr, flush=True)
+    finally:
+        shutil.rmtree(work, ignore_errors=True)
+    return {"seed": args.seed, "cases": done, "planned": len(cases),
+            "seconds": round(time.perf_counter() - t0, 1), "slowest_case_s": round(max_case, 2),
+            "timeout_s": args.timeout, "mem_constant_mb": args.mem_constant,
+            "base_rss_kb": base_kb,
+            "counts": {f"{k}/{o}": n for (k, o), n in sorted(counts.items())},
+            "cli_on_inputs": dict(sorted(cli_counts.items())),
+            "failures": failures[:50], "failure_count": len(failures)}
+
+
+BAD = {"violation", "cli-violation", "traceback", "hang", "memory", "crash",
+       "unintended-write"}
+
+
+def summary_table(s: dict) -> str:
+    kinds = {"input": "mutated PTX inputs", "recipe": "hostile recipes"}
+    n = collections.Counter()
+    for key, v in s["counts"].items():
+        n[key.split("/")[0]] += v
+    lines = [f"Fuzz campaign: seed {s['seed']}, {s['cases']} of {s['planned']} cases in "
+             f"{s['seconds']} s (slowest case {s['slowest_case_s']} s; hang bound "
+             f"{s['timeout_s']} s; memory bound 20x input + {s['mem_constant_mb']} MB)", "",
+             "| cases | outcome | count |", "|---|---|---:|"]
+    for key, v in s["counts"].items():
+        kind, outcome = key.split("/", 1)
+        lines.append(f"| {kinds.get(kind, kind)} | {outcome} | {v} |")
+    for kind in ("input", "recipe"):
+        lines.append(f"| {kinds[kind]} | **total** | {n[kind]} |")
+    if s["cli_on_inputs"]:
+        lines.append("| mutated inputs also run through the CLI | "
+                     + ", ".join(f"{k} {v}" for k, v in s["cli_on_inputs"].items())
+                     + f" | {sum(s['cli_on_inputs'].values())} |")
+    lines += ["", "| invariant broken | count |", "|---|---:|"]
+    for bad in sorted(BAD):
+        c = sum(v for key, v in s["counts"].items() if key.split("/", 1)[1] == bad)
+        lines.append(f"| {bad} | {c} |")
+    if s["failures"]:
+        lines += ["", "First failures (reproduce with --only-seed KIND:SEED):", ""]
+        lines += [f"- {f['kind']}:{f['seed']} {f['outcome']}: {f.get('detail', '')}"
+                  for f in s["failures"][:20]]
+    return "\n".join(lines) + "\n"
+
+
+def main() -> int:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("--inputs", type=int, default=10000, help="mutated PTX inputs")
+    ap.add_argument("--recipes", type=int, default=300, help="hostile recipes")
+    ap.add_argument("--seed", type=int, default=9)
+    ap.add_argument("--timeout", type=float, default=20.0, help="hang bound per case (s)")
+    ap.add_argument("--max-seconds", type=float, default=0, help="stop after this long")
+    ap.add_argument("--mem-constant", type=int, default=100,
+                    help="MB allowed above the forking process's RSS besides 20x the input")
+    ap.add_argument("--as-limit", type=int, default=4096, help="a case's address space (MB)")
+    ap.add_argument("--summary", type=Path, help="write the table here (and .json beside)")
+    ap.add_argument("--progress", type=int, default=500, help="report every N cases")
+    ap.add_argument("--only-seed", help="run one case, e.g. input:12345")
+    args = ap.parse_args()
+    s = campaign(args)
+    table = summary_table(s)
+    if args.summary:
+        args.summary.write_text(table)
+        args.summary.with_suffix(".json").write_text(json.dumps(s, indent=2) + "\n")
+    print(table)
+    return 1 if s["failure_count"] else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,37 @@
+"""Fuzz: hostile recipes (wrong types, exits, exceptions, prints, escaping stage names,
+outputs over inputs) through `check` and `apply`. Every outcome is exit 0, 1 or 2 with a
+message, never a traceback; nothing outside the intended output changes, and the module
+and recipe keep their bytes."""
+
+from __future__ import annotations
+
+import random
+import shutil
+
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+# each example is a seed: the mutations come from random.Random(seed), so every seed
+# explores the full range of edits (hypothesis' own random leans to the first choices)
+SEEDS = st.integers(min_value=0, max_value=2**32 - 1)
+
+from fuzzing import (MODULE_TEXT, check_cli_outcome, recipe_args, recipe_source, run_cli,
+                     snapshot, unintended_writes)
+
+
+@settings(max_examples=60, deadline=None, derandomize=True, database=None,
+          suppress_health_check=[HealthCheck.too_slow, HealthCheck.function_scoped_fixture])
+@given(SEEDS)
+def test_hostile_recipes_end_cleanly_and_write_only_their_output(tmp_path_factory, seed):
+    rnd = random.Random(seed)
+    root = tmp_path_factory.mktemp("fuzzrecipe")
+    work = root / "w"
+    work.mkdir()
+    (work / "m.ptx").write_bytes(MODULE_TEXT)
+    (work / "r.py").write_text(recipe_source(rnd))
+    args = recipe_args(rnd, work)
+    before = snapshot(root)
+    check_cli_outcome(*run_cli(args, work), args)
+    after = snapshot(root)
+    assert unintended_writes(before, after, (work / "out",)) == []
+    shutil.rmtree(root, ignore_errors=True)
