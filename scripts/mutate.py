@@ -149,7 +149,7 @@ def table(results: list, command: str) -> str:
     killed = sum(r["status"] in ("killed", "timeout") for r in results)
     equiv = [r for r in results if r["status"] == "survived" and r["m"].equivalent]
     survived = [r for r in results if r["status"] == "survived" and not r["m"].equivalent]
-    na = [r for r in results if r["status"] in ("not applicable", "error")]
+    na = [r for r in results if r["status"] in ("not applicable", "error", "not run")]
     applied = killed + len(survived)
     score = 100.0 * killed / applied if applied else 0.0
     by_mod: dict = {}
@@ -160,7 +160,7 @@ def table(results: list, command: str) -> str:
         by_mod[mod] = (k + (st in ("killed", "timeout")),
                        s + (st == "survived" and not r["m"].equivalent),
                        e + (st == "survived" and bool(r["m"].equivalent)),
-                       n + (st in ("not applicable", "error")))
+                       n + (st in ("not applicable", "error", "not run")))
     out = [BEGIN, "",
            f"Command: `{command}`", "",
            f"**{killed} killed of {applied} non-equivalent mutations applied "
@@ -222,6 +222,9 @@ def main(argv=None) -> int:
     ap.add_argument("--list", action="store_true", help="list the mutations, run nothing")
     ap.add_argument("--no-baseline", action="store_true",
                     help="skip checking that each test subset passes unmutated")
+    ap.add_argument("--table-from", type=Path, metavar="LOG",
+                    help="write the table from a run's log without running anything "
+                         "(mutations the log lacks are listed as not run)")
     ap.add_argument("--resume", type=Path, metavar="LOG",
                     help="take the results of an earlier run's log (its stderr) and run only "
                          "the mutations it did not kill (survivors, errors, missing ones)")
@@ -233,6 +236,18 @@ def main(argv=None) -> int:
         raise SystemExit(f"duplicate mutation ids: {', '.join(dup)}")
     chosen = [m for m in specs if args.k in m.id]
     earlier = read_log(args.resume) if args.resume else {}
+    if args.table_from:
+        logged = read_log(args.table_from)
+        results = []
+        for m in chosen:
+            status, secs, detail = logged.get(m.id, ("not run", 0.0, "not run yet"))
+            if status == "not applicable" or (status == "not run" and not applies(m)):
+                status = "not applicable"
+            results.append(dict(m=m, status=status, secs=secs, detail=detail,
+                                tests=tests_for(m, tests_map)))
+        cmd = "python scripts/mutate.py" + (f" -k {args.k}" if args.k else "")
+        write_table(args.out, table(results, cmd))
+        return 0
     if args.list:
         na = 0
         for m in chosen:
