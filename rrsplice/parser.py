@@ -297,7 +297,8 @@ def _decl_fields(text: str, start: int) -> list:
         m = DECL_NAME.match(text, pos)
         if m is None:
             raise _OperandFailure(start + pos, "malformed declaration", ["identifier"])
-        dims = tuple(int(d) if d else None for d in re.findall(r"\[\s*(\d*)\s*\]", m.group(3)))
+        dims = tuple(_int_lit(d) if d else None
+                     for d in re.findall(r"\[\s*(\w*)\s*\]", m.group(3)))
         out.append((space, typ, m.group(1), texts, align, vector,
                     int(m.group(2)) if m.group(2) else None, dims))
         pos = m.end()
