@@ -34,8 +34,9 @@ def test_issue_example_scoped_names_pair_and_sink():
     pair = shfl.operands[0]
     assert isinstance(pair, PredPair)
     assert (pair.first.name, pair.second.name) == ("t", "p")
-    assert (pair.first.key, pair.second.key) == ("t@L10", "p@L10")   # the block's own t, p
-    assert add.guard.reg.key == "p@L10" and add.operands[2].key == "t@L10"
+    # the block's own t and p: keys other than the names, shared by every use in the block
+    assert pair.first.key not in ("t", "p") and pair.second.key not in ("t", "p")
+    assert add.guard.reg.key == pair.second.key and add.operands[2].key == pair.first.key
     assert elect.operands == (PredPair(Sink(), Reg("%p1")), Imm("-1", -1, "int"))
     assert [r.name for r in shfl.operands[0].registers()] == ["t", "p"]
     assert list(elect.operands[0].registers()) == [Reg("%p1")]
