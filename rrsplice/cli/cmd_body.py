@@ -4,15 +4,19 @@ from __future__ import annotations
 
 import click
 
-from .app import console, json_option, main, note, print_json
+from .app import console, examples, json_option, main, note, print_json
 
 
-@main.group("body")
+@main.group("body", epilog=examples("rrsplice recipe new p1 --module corpus_fixtures/swin_tiny_sm89.ptx --range s342-s405",
+                 "rrsplice body new recipes/p1.py --lang cuda -o p1.cu",
+                 "rrsplice body new recipes/p1.py --lang hip -o hip/p1.hip --json"))
 def body_group():
     """Native bodies for a recipe's call."""
 
 
-@body_group.command("new")
+@body_group.command("new", epilog=examples("rrsplice recipe new p1 --module corpus_fixtures/swin_tiny_sm89.ptx --range s342-s405",
+                 "rrsplice body new recipes/p1.py --lang cuda -o p1.cu",
+                 "rrsplice body new recipes/p1.py --lang hip -o hip/p1.hip --json"))
 @click.argument("recipe", type=click.Path(dir_okay=False))
 @click.option("--lang", type=click.Choice(["cuda", "hip"]), default="cuda", show_default=True,
               help="CUDA (mma.sync through inline assembly) or HIP (scalar fallback).")
