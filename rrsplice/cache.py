@@ -350,7 +350,7 @@ def _store_module(entry: Path, module: Module) -> None:
 
 def _remember_key(module: Module, key: str) -> None:
     _keys[id(module)] = (module, key)
-    while len(_keys) > 32:
+    while len(_keys) > 4:          # each entry holds a whole module
         _keys.pop(next(iter(_keys)))
 
 

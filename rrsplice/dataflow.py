@@ -477,7 +477,7 @@ class FunctionAnalysis:
 # ---------------------------------------------------------------- memo
 
 _MEMO: dict = {}
-_MEMO_SIZE = 16
+_MEMO_SIZE = 4          # each entry holds a function and so its whole module
 
 
 def analyze(fn: Function) -> FunctionAnalysis:

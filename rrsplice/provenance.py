@@ -38,7 +38,6 @@ special / other).
 
 from __future__ import annotations
 
-import weakref
 from dataclasses import dataclass, field
 from typing import Optional, Union
 
@@ -510,23 +509,20 @@ class _Engine:
         return Load(space, root, off, idx, dyn, width)
 
 
-_ENGINES: "weakref.WeakKeyDictionary" = weakref.WeakKeyDictionary()
+# the engines of the most recent analyses (an engine holds its analysis, and through it the
+# module: a weak-keyed table would keep every one alive, so this is a small LRU instead)
 _ENGINES_BY_ID: dict = {}
+_ENGINES_KEPT = 4
 
 
 def _engine(fa) -> _Engine:
-    try:
-        eng = _ENGINES.get(fa)
-        if eng is None:
-            eng = _Engine(fa)
-            _ENGINES[fa] = eng
-        return eng
-    except TypeError:   # not weak-referenceable
-        eng = _ENGINES_BY_ID.get(id(fa))
-        if eng is None or eng.fa is not fa:
-            eng = _Engine(fa)
-            _ENGINES_BY_ID[id(fa)] = eng
-        return eng
+    eng = _ENGINES_BY_ID.pop(id(fa), None)
+    if eng is None or eng.fa is not fa:
+        eng = _Engine(fa)
+    _ENGINES_BY_ID[id(fa)] = eng
+    while len(_ENGINES_BY_ID) > _ENGINES_KEPT:
+        _ENGINES_BY_ID.pop(next(iter(_ENGINES_BY_ID)))
+    return eng
 
 
 # ---------------------------------------------------------------- public API

@@ -57,11 +57,13 @@ def main() -> None:
     if opts.baseline:
         runs.append(("baseline: full suite, one process", ["-n", "0"]))
     print(f"{os.cpu_count()} CPU(s); load average {os.getloadavg()[0]:.1f} at start")
-    results = [measure(label, args) for label, args in runs]
-    print(f"{'run':36} {'wall s':>8} {'cpu s':>8} {'peak MB':>8}  result")
-    for r in results:
+    print(f"{'run':36} {'wall s':>8} {'cpu s':>8} {'peak MB':>8}  result", flush=True)
+    results = []
+    for label, args in runs:
+        r = measure(label, args)
+        results.append(r)
         print(f"{r['label']:36} {r['wall']:8.1f} {r['cpu']:8.1f} {r['peak_mb']:8.0f}  "
-              f"{r['summary']}  ({r['args']})")
+              f"{r['summary']}  ({r['args']})", flush=True)
     if opts.baseline:
         base, full = results[-1], results[1]
         print(f"full suite vs baseline: {base['wall'] / full['wall']:.2f}x faster wall, "

@@ -73,3 +73,14 @@ def model():
             seen[key] = load_module(path)
         return seen[key]
     return get
+
+
+def pytest_runtest_logfinish(nodeid, location):
+    """With RRSPLICE_TEST_RSS_LOG=FILE, append `pid rss_mb test` after every test (how
+    scripts/bench_tests.py --rss-log finds the tests that grow a worker's memory)."""
+    log = os.environ.get("RRSPLICE_TEST_RSS_LOG")
+    if log:
+        with open("/proc/self/status") as f:
+            rss = int(f.read().split("VmRSS:")[1].split()[0]) // 1024
+        with open(log, "a") as f:
+            f.write(f"{os.getpid()} {rss} {nodeid}\n")

@@ -165,6 +165,7 @@ def test_repository_recipes_apply_and_assemble(recipe, tmp_path, ptxas_path):
         assert r.ok, (arch, r.log[-2000:])
 
 
+@pytest.mark.slow
 def test_seed_output_is_rejected_by_ptxas_and_reported(tmp_path, ptxas_path):
     r = CliRunner().invoke(main, ["apply", str(SEED), "-o", str(tmp_path / "s.ptx"),
                                   "--ptxas", "sm_89"])

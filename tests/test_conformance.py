@@ -72,6 +72,7 @@ def _ptxas(ptxas_path, path, target):
     return path.name, proc.returncode, proc.stderr.strip()[:400]
 
 
+@pytest.mark.slow
 def test_ptxas_accepts_every_file(ptxas_path):
     with ThreadPoolExecutor(max_workers=2) as pool:
         results = list(pool.map(lambda row: _ptxas(ptxas_path, CORPUS / row["path"],

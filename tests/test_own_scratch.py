@@ -5,6 +5,8 @@ from __future__ import annotations
 
 import re
 
+import pytest
+
 from rrsplice.check import check_recipe
 from rrsplice.recipe import load_recipe
 from rrsplice.scaffold import new_recipe
@@ -17,6 +19,7 @@ TINY = FIXTURES / "swin_tiny_sm89.ptx"
 SMEM = "_ZZ18rrswin_tiny_kernelE4smem"
 
 
+@pytest.mark.slow
 def test_own_scratch_when_no_array_fits(tmp_path, ptxas_path):
     # phase 1 of tiny returns 32 registers: 128 bytes x 128 threads = 16384 > smem's 8192
     res = new_recipe("t_p1", TINY, "s342-s405", abi="scratch", out=tmp_path / "t_p1.py")

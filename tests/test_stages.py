@@ -25,6 +25,7 @@ def dec2(tmp_path) -> Path:
     return p
 
 
+@pytest.mark.slow
 def test_phase_stage_is_written_qualified_and_applies(dec2, tmp_path, ptxas_path):
     res = add_stage(dec2, phase=1)
     assert res["name"] == "dec2.p1_out" and res["line"] == 2396 and res["after"] == "s595"

@@ -118,6 +118,7 @@ def test_verify_defaults_to_the_modules_target(tmp_path, ptxas_path, nvlink_path
     assert "release" in tools["ptxas"]["version"] and tools["nvlink"]["found_via"]
 
 
+@pytest.mark.slow
 def test_seed_recipe_reports_ptxas_rejection(ptxas_path, nvlink_path):
     res = verify(SEED, "sm_89", original=False)
     assert not res.ok

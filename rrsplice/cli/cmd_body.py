@@ -4,27 +4,26 @@ from __future__ import annotations
 
 import click
 
-from .app import console, examples, json_option, main, note, print_json
+from .app import corpus_option, examples, json_option, main, note, print_json
+from .render import say
 
 
-@main.group("body", epilog=examples("rrsplice recipe new p1 --module corpus_fixtures/swin_tiny_sm89.ptx --range s342-s405",
-                 "rrsplice body new recipes/p1.py --lang cuda -o p1.cu",
-                 "rrsplice body new recipes/p1.py --lang hip -o hip/p1.hip --json"))
+@main.group("body")
 def body_group():
     """Native bodies for a recipe's call."""
 
 
-@body_group.command("new", epilog=examples("rrsplice recipe new p1 --module corpus_fixtures/swin_tiny_sm89.ptx --range s342-s405",
-                 "rrsplice body new recipes/p1.py --lang cuda -o p1.cu",
-                 "rrsplice body new recipes/p1.py --lang hip -o hip/p1.hip --json"))
+@body_group.command("new", epilog=examples(
+    "rrsplice recipe new p1 --module corpus_fixtures/swin_tiny_sm89.ptx --range s342-s405 "
+    "-o /tmp/p1.py",
+    "rrsplice body new /tmp/p1.py -o /tmp/p1_body.cu"))
 @click.argument("recipe", type=click.Path(dir_okay=False))
 @click.option("--lang", type=click.Choice(["cuda", "hip"]), default="cuda", show_default=True,
               help="CUDA (mma.sync through inline assembly) or HIP (scalar fallback).")
 @click.option("-o", "--output", "out", default=None, type=click.Path(dir_okay=False),
               help="The body's source (default: <callee>.cu / .hip beside the recipe); "
                    "rr_mma.h is written beside it.")
-@click.option("--corpus", "corpus", metavar="DIR", default=None,
-              type=click.Path(file_okay=False), help="Corpus directory for the module.")
+@corpus_option
 @json_option
 def body_new_cmd(recipe, lang, out, corpus, as_json):
     """Write RECIPE's native body: the .extern's exact signature, the fragments staged into a
@@ -35,9 +34,8 @@ def body_new_cmd(recipe, lang, out, corpus, as_json):
         print_json(res.to_json())
         return
     p = res.plan
-    console().print(f"wrote {res.body} and {res.header}: {p.callee} for "
-                    f"{p.function} {p.region} (phase {p.phase.index}, {p.phase.geometry}, "
-                    f"{len(p.steps)} mma), {len(p.args)} arguments, {len(p.rets)} results, "
-                    f"image {p.m}x{p.k} per warp", markup=False, highlight=False)
+    say(f"wrote {res.body} and {res.header}: {p.callee} for {p.function} {p.region} (phase "
+        f"{p.phase.index}, {p.phase.geometry}, {len(p.steps)} mma), {len(p.args)} arguments, "
+        f"{len(p.rets)} results, image {p.m}x{p.k} per warp")
     for n in p.notes:
         note(n)
