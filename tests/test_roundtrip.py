@@ -302,20 +302,22 @@ def test_scoped_blocks_and_scoped_register_names():
     assert one.block is not fn.body and one.block.parent is fn.body
     unpack = at(fn, 61)
     assert unpack.lines == (61, 61)
-    # a scoped name carries the identity of its declaration (name@line of the .reg)
-    assert unpack.operands[0] == Vector((Reg("low", ident="low@L60"),
-                                         Reg("high", ident="high@L60")))
+    # a scoped name carries the key of its declaring block (NAME@B<k>, k counting the
+    # function's register-declaring blocks in source order)
+    assert unpack.operands[0] == Vector((Reg("low"), Reg("high")))
+    assert [r.key for r in unpack.operands[0].items] == ["low@B1", "high@B1"]
     use = at(fn, 62)
-    assert use.operands[1] == Reg("low", ident="low@L60")
+    assert use.operands[1].key == "low@B1"
     assert "low" in {d.name for d in use.block.decls}
     inline = [s for s in fn.statements if s.line == 65]
     assert [s.opcode for s in inline] == ["mov.b32", "mov.b16"]
     # the same names redeclared in a second scope are other registers
-    assert inline[1].operands[1] == Reg("high", ident="high@L65")
+    assert inline[1].operands[1] == Reg("high") and inline[1].operands[1].key == "high@B2"
     # nested scope: depth 2, its own .reg declared there
     inner = at(fn, 79)
-    assert inner.depth == 2 and inner.operands[0] == Reg("%inner", ident="%inner@L78")
-    assert inner.operands[3] == Reg("%tp", ident="%tp@L75")
+    assert inner.depth == 2 and inner.operands[0] == Reg("%inner")
+    assert inner.operands[0].key == "%inner@B4" and inner.operands[3].key == "%tp@B3"
+    assert inner.operands[1].key == "%r16"          # an outer register keeps its name
     assert {d.name for d in inner.block.decls} == {"%inner"}
     # outside any scope a bare name is a symbol
     assert at(fn, 58).operands[1] == Vector((Reg("%rs1"), Reg("%rs2")))
