@@ -52,6 +52,10 @@ RET_REGS = [
     "%r91",
 ]
 
+# the region's first statement, a label that code outside the region branches to: the
+# splice text begins with it (the cut removes it from the kernel)
+HEAD_LABELS = []
+
 # labels outside the region it branches to, besides the statement right after it: the
 # callee returns an exit index (after RET_REGS; 0 = go on after the call) and the call
 # text branches to EXITS[index - 1]
@@ -108,7 +112,7 @@ def _param_type(reg):
 def cut_call():
     """The PTX that replaces the region. Special registers are read with mov only."""
     args = A_REGS + C_REGS + OTHER_REGS
-    lines = ["{", "\t.reg .b32 %rrs<4>;"]
+    lines = ["%s:" % lab for lab in HEAD_LABELS] + ["{", "\t.reg .b32 %rrs<4>;"]
     if EXITS:
         lines += ["\t.reg .b32 %rrsx;", "\t.reg .pred %rrsq;"]
     if SHARED:

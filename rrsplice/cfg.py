@@ -9,7 +9,10 @@ Basic blocks are split at labels and after `bra`, `brx.idx`, `ret`, `exit` and `
 * `ret`, `exit`, `trap`: none; guarded: the fall-through only;
 * anything else: the fall-through (none after the last statement).
 
-A branch to a label the function does not define has no edge for that target and is
+A label is local to the `{ }` block it is written in (and visible in the blocks inside it):
+a branch goes to the label of its innermost enclosing block that has one, so an inline-asm
+retry loop inlined twice keeps its two `LAB_WAIT` apart. A branch to a label the function
+does not define has no edge for that target and is
 listed in `CFG.unresolved` (with brx.idx tables that cannot be found), so callers can
 refuse to trust the graph instead of silently losing paths.
 """
@@ -19,6 +22,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from .model import Block, Decl, Function, Statement, Symbol
+from .scopes import Labels
 from .semantics import TERMINATORS
 
 
@@ -145,12 +149,11 @@ def build_cfg(fn: Function) -> CFG:
     tables = branch_tables(fn)
     if n == 0:
         return CFG([], [0], tables, [])
-    labels = {}
+    scoped = Labels(fn)      # a label is local to its { } block (see rrsplice.scopes)
     leader = [False] * (n + 2)
     leader[1] = True
     for st in stmts:
         if st.is_label:
-            labels[st.label] = st.index
             leader[st.index] = True
         elif st.base in TERMINATORS:
             leader[st.index + 1] = True
@@ -173,16 +176,18 @@ def build_cfg(fn: Function) -> CFG:
             falls = st.guard is not None
             if st.base == "bra":
                 target = _label_operand(st)
-                if target in labels:
-                    succ_stmts.append(labels[target])
+                lab = scoped.resolve(st, target) if target is not None else None
+                if lab is not None:
+                    succ_stmts.append(lab.index)
                 else:
                     unresolved.append((st.index, target))
             elif st.base == "brx":
                 table = _label_operand(st)
                 if table in tables:
                     for t in tables[table]:
-                        if t in labels:
-                            succ_stmts.append(labels[t])
+                        lab = scoped.resolve(st, t)
+                        if lab is not None:
+                            succ_stmts.append(lab.index)
                         else:
                             unresolved.append((st.index, t))
                 else:

@@ -23,6 +23,7 @@ from dataclasses import dataclass, field
 from typing import Optional
 
 from .model import Function, Reg, Statement, Symbol
+from .scopes import Labels
 from .select import StatementRange
 
 
@@ -60,10 +61,11 @@ class RegionExit:
 def region_exits(fn: Function, rng: StatementRange) -> list:
     """Every branch in the region whose label lies outside it, in statement order."""
     out = []
+    labels = Labels(fn)
     for i in range(rng.first, rng.last + 1):
         st = fn.statements[i - 1]
         for name in branch_labels(st):
-            lab = fn.label_statement(name)
+            lab = labels.resolve(st, name)
             if lab is None or lab.index not in rng:
                 out.append(RegionExit(st, name, lab))
     return out

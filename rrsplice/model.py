@@ -36,12 +36,13 @@ class Reg:
     (see rrsplice.scopes); `key` is the register's identity for every analysis."""
     name: str
     special: bool = False
-    ident: Optional[str] = None
+    # not part of equality: an operand compares by its text; identity is `key`
+    ident: Optional[str] = field(default=None, compare=False)
     kind = "reg"
 
     @property
     def key(self) -> str:
-        """The register's identity: its name, or `NAME@L<line>` for a scoped declaration."""
+        """The register's identity: its name, or `NAME@B<k>` for one declared in a nested block."""
         return self.ident or self.name
 
     def registers(self) -> Iterator["Reg"]:
@@ -289,7 +290,7 @@ class Statement:
                  "_base", "_mods")
 
     def __init__(self, is_label, start, end, line, end_line, column, text,
-                 label=None, guard=None, opcode=None, operands=()):
+                 label=None, block=None, guard=None, opcode=None, operands=()):
         self.index = 0
         self.is_label = is_label
         self.label = label
@@ -299,7 +300,7 @@ class Statement:
         self.end_line = end_line
         self.column = column
         self.depth = 0
-        self.block = None
+        self.block = block
         self.guard = guard
         self.opcode = opcode
         self.operands = operands

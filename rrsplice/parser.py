@@ -8,6 +8,7 @@ block scopes known (so block-scoped `.reg` names without `%` resolve to register
 from __future__ import annotations
 
 import gc
+from itertools import accumulate
 import os
 import re
 import sys
@@ -31,7 +32,7 @@ _TERMINAL_NAMES = {
     "DOTWORD": "directive", "NAME": "identifier", "INT": "integer", "SEMI": "';'",
     "LBRACE": "'{'", "RBRACE": "'}'", "INSTRUCTION": "instruction", "LABEL": "label",
     "LPAR": "'('", "RPAR": "')'", "COMMA": "','", "LESSTHAN": "'<'", "MORETHAN": "'>'",
-    "LSQB": "'['", "RSQB": "']'", "INIT": "'= initializer'", "LOC": "'.loc'",
+    "LSQB": "'['", "RSQB": "']'", "INIT": "'= initializer'", "ATTRIBUTE": "'.attribute(...)'", "LOC": "'.loc'",
     "PRAGMA": "'.pragma'", "ALIAS": "'.alias'", "SECTION": "'.section'", "FILE_DIR": "'.file'", "$END": "end of file",
 }
 
@@ -191,13 +192,7 @@ def _split_items(s: str, base: int, line: int, column0: int, blk: Block) -> None
     # items are contiguous: each match starts where the previous ended, and the first
     # position with no match holds only trailing trivia. (`finditer` would retry at every
     # later character, which is quadratic in a long trailing comment.)
-    match = SPLIT.match
-    pos = 0
-    while True:
-        m = match(s, pos)
-        if m is None or m.end() == pos:
-            break
-        pos = m.end()
+    for m in _contiguous_items(s):
         kind = m.lastgroup
         en = m.end()
         if kind == "instr":             # most items: one group lookup gives text and start
@@ -209,7 +204,7 @@ def _split_items(s: str, base: int, line: int, column0: int, blk: Block) -> None
                 nl = rfind("\n", prev, st)
             prev = st
             append(Statement(False, base + st, base + en, line, line + text.count("\n"),
-                             st - nl, text))
+                             st - nl, text, None, blk))
             continue
         st = m.start("label" if kind == "ldir" else kind)
         k = count("\n", prev, st)
@@ -221,7 +216,7 @@ def _split_items(s: str, base: int, line: int, column0: int, blk: Block) -> None
         text = s[st:en]
         if kind == "label":
             append(Statement(True, base + st, base + en, line, line, column, text,
-                             text[:-1].rstrip()))
+                             text[:-1].rstrip(), blk))
         elif kind == "ldir":
             append(_labelled_directive(m, text, base + st, base + en, line))
         elif kind == "scope":
@@ -233,6 +228,32 @@ def _split_items(s: str, base: int, line: int, column0: int, blk: Block) -> None
             decls = _simple_decls(text, base + st, base + en, line)
             blk.decls.extend(decls)
             items.extend(decls)
+
+
+def _contiguous_items(s: str):
+    """SPLIT's matches over `s`, one after another from its start.
+
+    Text the lexer took as statements or a simple scope is a run of items and trivia, so
+    when it ends with an item (its last non-blank character a `;`, `:` or `}` on a line
+    without a comment) one `finditer` up to that end yields every item, in C. Otherwise the
+    items are matched one by one, each where the previous ended, and the first position
+    with no match holds only trailing trivia (`finditer` would retry at every later
+    character: quadratic in a long trailing comment)."""
+    end = len(s.rstrip())
+    if end and s[end - 1] in ";:}" and "/" not in s[s.rfind("\n", 0, end) + 1:end]:
+        return SPLIT.finditer(s, 0, end)
+    return _one_by_one(s)
+
+
+def _one_by_one(s: str):
+    match = SPLIT.match
+    pos = 0
+    while True:
+        m = match(s, pos)
+        if m is None or m.end() == pos:
+            return
+        pos = m.end()
+        yield m
 
 
 def _labelled_directive(m, text: str, start: int, end: int, line: int) -> LabelledDirective:
@@ -276,7 +297,8 @@ def _decl_fields(text: str, start: int) -> list:
         m = DECL_NAME.match(text, pos)
         if m is None:
             raise _OperandFailure(start + pos, "malformed declaration", ["identifier"])
-        dims = tuple(int(d) if d else None for d in re.findall(r"\[\s*(\d*)\s*\]", m.group(3)))
+        dims = tuple(_int_lit(d) if d else None
+                     for d in re.findall(r"\[\s*(\w*)\s*\]", m.group(3)))
         out.append((space, typ, m.group(1), texts, align, vector,
                     int(m.group(2)) if m.group(2) else None, dims))
         pos = m.end()
@@ -292,6 +314,13 @@ def _scope_block(tok: Token) -> Block:
     return blk
 
 
+# fundamental types besides .bN/.uN/.sN/.fN (PTX ISA "Fundamental Types", "Alternate
+# Floating Point Data Formats")
+_TYPES = frozenset((".pred", ".f16x2", ".f32x2", ".bf16", ".bf16x2", ".tf32", ".e4m3", ".e5m2",
+                    ".e4m3x2", ".e5m2x2", ".e2m3", ".e3m2", ".e2m1", ".e2m1x2", ".ue8m0",
+                    ".s16x2", ".u16x2", ".s8x4", ".u8x4"))
+
+
 def _classify_attrs(attrs):
     """Split `.shared .align 16 .b8` into (space, type, align, vector, texts)."""
     spaces = {".reg", ".sreg", ".const", ".global", ".local", ".param", ".shared", ".tex",
@@ -299,16 +328,22 @@ def _classify_attrs(attrs):
     space = typ = vector = None
     align = None
     texts = []
+    # `.param .u64 .ptr .global .align 16 p`: after `.ptr`, the space and alignment are
+    # those of the memory the parameter points to, not the parameter's own
+    pointee = False
     for word, num, _tok in attrs:
         texts.append(word if num is None else f"{word} {num}")
-        if word in spaces:
+        if word == ".ptr":
+            pointee = True
+        elif pointee:
+            continue
+        elif word in spaces:
             space = word
         elif word == ".align":
             align = num
         elif word in (".v2", ".v4", ".v8"):
             vector = word
-        elif word[1:2] in ("b", "u", "s", "f", "p") and (word[2:].isdigit() or word == ".pred"
-                                                           or word[2:] in ("16x2", "32x2")):
+        elif word in _TYPES or (word[1:2] in ("b", "u", "s", "f") and word[2:].isdigit()):
             typ = word
     return space, typ, align, vector, tuple(texts)
 
@@ -379,9 +414,24 @@ def parse_bytes(data: bytes, name: str, path: str | None = None) -> Module:
 _NEST = re.compile(r'[{}]|//[^\n]*+|/\*(?:[^*]|\*(?!/))*+(?:\*/)?|"[^"\n]*+"?')
 
 
+_NEST_DEPTH = re.compile(r'([{}])|//[^\n]*+|/\*(?:[^*]|\*(?!/))*+(?:\*/)?|"[^"\n]*+"?')
+_BRACE_STEP = {"{": 1, "}": -1, "": 0}.__getitem__
+_NEST_IRRELEVANT = re.compile(r'[^{}/*"\n]+')
+
+
 def _check_nesting(text: str, name: str) -> None:
     """Braces nested deeper than MAX_NESTING are an error before the LALR parser sees
     them (its stack would hold every open brace: memory in proportion to the depth)."""
+    # The deepest point, computed in C over the text reduced to what decides nesting
+    # (braces, and the characters that open and close comments and strings: the same
+    # comments and strings are found in it); only a module that goes too deep is walked
+    # again to find where.
+    if text.count("{") <= MAX_NESTING:
+        return
+    reduced = _NEST_IRRELEVANT.sub("", text)
+    if max(accumulate(map(_BRACE_STEP, _NEST_DEPTH.findall(reduced))), default=0) \
+            <= MAX_NESTING:
+        return
     depth = 0
     for m in _NEST.finditer(text):
         c = m.group()
@@ -466,7 +516,6 @@ def _number_statements(fn: Function) -> None:
                 n += 1
                 item.index = n
                 item.depth = depth
-                item.block = blk
                 item.function = fn
                 if not item.is_label:
                     text = item._text

@@ -238,9 +238,12 @@ def call_user(path, key: str, what: str, fn, *args):
 def import_recipe(path) -> Any:
     """Import the recipe file under a unique module name (two recipes with the same file
     name never share a module)."""
+    from .fsutil import InputError, read_input
     path = Path(path)
-    if not path.is_file():
-        raise RecipeError(path, "no such recipe file")
+    try:            # a regular file: a FIFO, a loop or a too-long name is an error here
+        read_input(path, what="recipe file")
+    except InputError as exc:
+        raise RecipeError(path, exc.message) from None
     digest = hashlib.sha1(str(path.resolve()).encode()).hexdigest()[:10]
     stem = re.sub(r"\W", "_", path.stem)
     modname = f"_rrsplice_recipe_{stem}_{digest}_{next(_counter)}"
@@ -341,6 +344,8 @@ def normalise(path, mod, raw) -> Recipe:
     if not f.strip():
         raise RecipeError(path, "empty file name", "file")
     check_text(path, "file", f)
+    if len(f.encode()) > 4000 or any(len(part.encode()) > 255 for part in Path(f).parts):
+        raise RecipeError(path, f"file name too long ({len(f)} characters)", "file")
 
     constants = {k: getattr(mod, k) for k in CONSTANTS if hasattr(mod, k)}
     rec = Recipe(path=path, module=mod, raw=raw, form=form, file=f, constants=constants)
@@ -552,11 +557,11 @@ def resolve_module(recipe, corpus=None, *, any_module: bool = False
         for d, why in near + dirs:
             cand = d / name
             if cand.is_file():
-                found, found_why = cand, why
+                found, found_why, found_in = cand, why, d
                 break
     if found is not None and (entry is None or defines_entry(found, entry)):
         if (not name.is_absolute() and found_why.startswith("[tool.rrsplice]")
-                and found.parent.resolve() != BUNDLED_CORPUS.resolve()):
+                and found_in.resolve() != BUNDLED_CORPUS.resolve()):
             return found, f"{rec.file} found through {found_why}"
         return found, None
     looked = ", ".join(f"{d} ({why})" for d, why in dirs if d.is_dir()) or "no corpus directory"

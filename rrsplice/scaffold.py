@@ -231,6 +231,7 @@ def new_recipe(name: str, module, rng_text: str, *, abi: str = "scratch",
             other_regs.append(li.reg)
     ret_regs = list(live_out)
     exits = dispatched_exits(fn, rng)
+    head = entered_head(fn, rng)
     types = {}
     for r in a_regs + c_regs + other_regs + ret_regs:
         t = reg_ptx_type(fn, r)
@@ -388,7 +389,7 @@ def new_recipe(name: str, module, rng_text: str, *, abi: str = "scratch",
                    other_regs=other_regs, ret_regs=ret_regs, types=types, scratch=sym,
                    w_reg=w_reg, v_reg=v_reg, layout_size=size, slots=slots,
                    shared=shared, barrier=barrier, own=sym_bytes if own else None,
-                   exits=exits)
+                   exits=exits, head=head)
     if path.exists() and not force:
         raise ScaffoldError(f"{path} exists; pass --force to overwrite it")
     from .splice import write_atomic
@@ -405,6 +406,24 @@ def new_recipe(name: str, module, rng_text: str, *, abi: str = "scratch",
 
 
 EXIT_REG = "%rrsx"      # the call text's register for the callee's exit index
+
+
+def entered_head(fn, rng) -> list:
+    """[the region's first statement's label] when code outside the region branches to it
+    (the splice text must keep it), else []."""
+    from .exits import branch_labels
+    from .scopes import Labels
+    first = fn.statements[rng.first - 1]
+    if not first.is_label:
+        return []
+    labels = Labels(fn)
+    for st in fn.statements:
+        if st.index in rng:
+            continue
+        for name in branch_labels(st):
+            if name == first.label and labels.resolve(st, name) is first:
+                return [first.label]
+    return []
 
 
 def dispatched_exits(fn, rng) -> list:
@@ -533,6 +552,10 @@ OTHER_REGS = {other_regs}
 # what the code after the region reads back out of it
 RET_REGS = {ret_regs}
 
+# the region's first statement, a label that code outside the region branches to: the
+# splice text begins with it (the cut removes it from the kernel)
+HEAD_LABELS = {head}
+
 # labels outside the region it branches to, besides the statement right after it: the
 # callee returns an exit index (after RET_REGS; 0 = go on after the call) and the call
 # text branches to EXITS[index - 1]
@@ -589,7 +612,7 @@ def _param_type(reg):
 def cut_call():
     """The PTX that replaces the region. Special registers are read with mov only."""
     args = A_REGS + C_REGS + OTHER_REGS
-    lines = ["{{", "\\t.reg .b32 %rrs<4>;"]
+    lines = ["%s:" % lab for lab in HEAD_LABELS] + ["{{", "\\t.reg .b32 %rrs<4>;"]
     if EXITS:
         lines += ["\\t.reg .b32 %rrsx;", "\\t.reg .pred %rrsq;"]
     if SHARED:
@@ -693,7 +716,7 @@ def _module_reference(module: Path, recipe_path: Path) -> str:
 
 def _render(*, name, doc, module, entry, callee, cut, abi, a_regs, c_regs, other_regs,
             ret_regs, types, scratch, w_reg, v_reg, layout_size, slots, shared=(),
-            barrier=False, own=None, exits=()) -> str:
+            barrier=False, own=None, exits=(), head=()) -> str:
     wrapped = []
     for para in doc:
         wrapped.extend(_wrap(para) if para else [""])
@@ -707,6 +730,7 @@ def _render(*, name, doc, module, entry, callee, cut, abi, a_regs, c_regs, other
                             types=typ, scratch=scratch, w_reg=w_reg, v_reg=v_reg, slots=slots,
                             shared=_pylist(list(shared), per_line=1), barrier=bool(barrier), own=own,
                             exits=_pylist(list(exits), per_line=1),
+                            head=_pylist(list(head), per_line=1),
                             layer=name[5:] if name.startswith("swin_") and len(name) > 5
                             else name)
 

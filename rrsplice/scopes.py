@@ -9,16 +9,21 @@ PTX lets a nested block declare a register whose name an outer scope already use
 The two `%r2` are different registers. Every analysis (def/use, liveness, provenance,
 recipe checks, outline) works on register *keys*: a register declared in the function body
 (or not declared at all) keeps its name as key; one declared in a nested block gets the key
-`NAME@L<line>` (the declaration's physical line, `c<column>` added when two declarations of
-the name share a line). `bind_scopes` stores the key in each `Reg` operand that refers to a
-scoped declaration, so `Reg.key` is all an analysis needs.
+`NAME@B<k>`, k numbering the function's blocks that declare registers in source order
+(`declaring_block` finds the block, and its lines, again). `bind_scopes` stores the key in
+each `Reg` operand that refers to a scoped declaration, so `Reg.key` is all an analysis
+needs; operands still compare by their text. Block numbers, not lines, make the key: an
+inline-asm block that recurs in many kernels binds to the same operands everywhere, so its
+statements keep sharing one parse.
 
 The `@` cannot occur in a PTX identifier, so a key never collides with a real name.
 """
 
 from __future__ import annotations
 
-from .model import (Address, Block, Decl, Element, Function, Guard, Negated, Offset, ParenList,
+from typing import Optional
+
+from .model import (Address, Block, Element, Function, Guard, Negated, Offset, ParenList,
                     PredPair, Reg, Statement, Vector)
 
 SEP = "@"
@@ -35,17 +40,17 @@ def source_name(key: str) -> str:
     return key if i < 0 else key[:i]
 
 
-def declaration_line(key: str) -> int:
-    """The physical line of the declaration a scoped key names (0 for an unscoped one)."""
-    i = key.find(SEP + "L")
-    if i < 0:
-        return 0
-    digits = ""
-    for ch in key[i + 2:]:
-        if not ch.isdigit():
-            break
-        digits += ch
-    return int(digits)
+def block_number(key: str) -> int:
+    """k of a scoped key `NAME@B<k>` (0 for an unscoped key)."""
+    i = key.find(SEP + "B")
+    return int(key[i + 2:]) if i >= 0 and key[i + 2:].isdigit() else 0
+
+
+def declaring_block(fn: Function, key: str) -> Optional[Block]:
+    """The `{ }` block whose declaration a scoped key names (None for an unscoped key)."""
+    k = block_number(key)
+    blocks = scope_blocks(fn)
+    return blocks[k - 1] if 0 < k <= len(blocks) else None
 
 
 def declared_registers(blk: Block) -> list:
@@ -53,23 +58,7 @@ def declared_registers(blk: Block) -> list:
     return [d for d in blk.decls if d.space == ".reg"]
 
 
-def _column(fn: Function, d: Decl) -> int:
-    text = fn.module.text if fn.module is not None else ""
-    return d.start - (text.rfind("\n", 0, d.start) + 1) + 1
-
-
-def _keys_of(fn: Function, blk: Block, lines_used: dict) -> dict:
-    """name -> key for every register `blk` declares (ranges expanded)."""
-    out = {}
-    for d in declared_registers(blk):
-        tag = f"L{d.line}"
-        others = lines_used.setdefault(d.line, set())
-        if d.name in others:
-            tag += f"c{_column(fn, d)}"
-        others.add(d.name)
-        for name in d.names():
-            out[name] = f"{name}{SEP}{tag}"
-    return out
+_REBOUND: dict = {}      # (operands, guard, scope keys) -> rebound: shared across kernels
 
 
 def bind_scopes(fn: Function) -> None:
@@ -78,20 +67,26 @@ def bind_scopes(fn: Function) -> None:
     left untouched (the common case costs one walk over the blocks)."""
     if fn.body is None or not _has_nested_regs(fn.body):
         return
-    lines_used: dict = {}
+    count = [0]
+    if len(_REBOUND) > 200_000:
+        _REBOUND.clear()
 
-    def walk(blk: Block, keys: dict) -> None:
-        if blk is not fn.body:
-            own = _keys_of(fn, blk, lines_used)
-            if own:
-                keys = {**keys, **own}
+    def walk(blk: Block, keys: dict, fp: tuple) -> None:
+        if blk is not fn.body and declared_registers(blk):
+            count[0] += 1
+            tag = f"{SEP}B{count[0]}"
+            keys = {**keys, **{n: n + tag for d in declared_registers(blk) for n in d.names()}}
+            fp = tuple(sorted(keys.items()))
         for item in blk.items:
             if isinstance(item, Block):
-                walk(item, keys)
+                walk(item, keys, fp)
             elif isinstance(item, Statement) and keys and not item.is_label:
-                _rebind(item, keys)
+                hit = _REBOUND.get((item.operands, item.guard, fp))
+                if hit is None:
+                    hit = _REBOUND[(item.operands, item.guard, fp)] = _rebind(item, keys)
+                item.guard, item.operands = hit
 
-    walk(fn.body, {})
+    walk(fn.body, {}, ())
 
 
 def _has_nested_regs(body: Block) -> bool:
@@ -104,11 +99,12 @@ def _has_nested_regs(body: Block) -> bool:
     return False
 
 
-def _rebind(st: Statement, keys: dict) -> None:
+def _rebind(st: Statement, keys: dict) -> tuple:
+    """(guard, operands) of `st` with scoped registers keyed."""
     g = st.guard
     if g is not None and not g.reg.special and g.reg.name in keys:
-        st.guard = Guard(_bound(g.reg, keys), g.negated)
-    st.operands = tuple(_bind_op(op, keys) for op in st.operands)
+        g = Guard(_bound(g.reg, keys), g.negated)
+    return g, tuple(_bind_op(op, keys) for op in st.operands)
 
 
 def _bound(r: Reg, keys: dict) -> Reg:
@@ -153,3 +149,34 @@ def scope_blocks(fn: Function) -> list:
             out.append(blk)
         stack[:0] = [i for i in blk.items if isinstance(i, Block)]
     return out
+
+
+class Labels:
+    """Label lookup with PTX's scoping: a label belongs to the `{ }` block it is written in
+    and is visible there and in the blocks inside it, so the same label may appear in two
+    blocks of one function (inline-asm retry loops `LAB_WAIT: ... bra LAB_WAIT;` inlined
+    twice). A branch names the label of its innermost enclosing block that has one."""
+
+    def __init__(self, fn: Function):
+        self.fn = fn
+        self._at: dict = {}
+        self.unique = True
+        seen = set()
+        for st in fn.statements:
+            if st.is_label:
+                self._at.setdefault((id(st.block), st.label), st)
+                if st.label in seen:
+                    self.unique = False
+                seen.add(st.label)
+
+    def resolve(self, st: Statement, name: str) -> Optional[Statement]:
+        """The label statement `name` means at statement `st`, or None."""
+        if self.unique:
+            return self.fn.label_statement(name)
+        blk = st.block
+        while blk is not None:
+            hit = self._at.get((id(blk), name))
+            if hit is not None:
+                return hit
+            blk = blk.parent
+        return None

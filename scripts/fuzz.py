@@ -11,7 +11,8 @@ KIND:SEED`). Per case it checks:
 * parse (API): success round-trips byte-exactly, or a ParseError at name:line:col;
 * parse (CLI, one input in four): exit 0/1/2, no traceback, `--json` is one document;
 * recipes (CLI `check`/`apply`): exit 0/1/2 with a message, no traceback;
-* no hang: each case must finish within --timeout seconds (else it is killed);
+* no hang: each case must finish within --timeout seconds + --timeout-per-mb seconds per
+  MB of input (else it is killed): linear work fits, a quadratic path does not;
 * memory: the case process's peak RSS (from wait4) must stay under the RSS of the process
   it was forked from + 20x the input's size + --mem-constant MB, with an address-space
   limit as a backstop;
@@ -49,7 +50,7 @@ def _rss_kb() -> int:
     return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
 
 
-def _case(kind: str, seed: int, work: Path) -> dict:
+def _case(kind: str, seed: int, work: Path, started=lambda size: None) -> dict:
     import fuzzing
     rnd = random.Random(seed)
     for p in list(work.iterdir()):
@@ -61,6 +62,7 @@ def _case(kind: str, seed: int, work: Path) -> dict:
         data, ops = fuzzing.mutate(data, rnd)
         res["size"] = len(data)
         res["ops"] = ops
+        started(len(data))
         (work / "x.ptx").write_bytes(data)
         before = fuzzing.snapshot(work, skip=("cache",))
         try:
@@ -83,6 +85,7 @@ def _case(kind: str, seed: int, work: Path) -> dict:
         args = fuzzing.recipe_args(rnd, w)
         res["size"] = len(fuzzing.MODULE_TEXT)
         res["args"] = args[:1] + args[3:]
+        started(res["size"])
         before = fuzzing.snapshot(work, skip=("cache",))
         got = fuzzing.run_cli(args, w)
         try:
@@ -107,7 +110,8 @@ def run_case(kind: str, seed: int, work: Path, base_kb: int, args) -> dict:
             if args.as_limit:
                 resource.setrlimit(resource.RLIMIT_AS, (args.as_limit << 20,) * 2)
             try:
-                res = _case(kind, seed, work)
+                res = _case(kind, seed, work,
+                            lambda size: os.write(w, b"%d\n" % size))
             except MemoryError:
                 res = {"outcome": "memory",
                        "detail": "MemoryError under the address-space limit"}
@@ -120,19 +124,25 @@ def run_case(kind: str, seed: int, work: Path, base_kb: int, args) -> dict:
             os._exit(0)
     os.close(w)
     chunks = []
-    deadline = time.monotonic() + args.timeout
+    bound = args.timeout             # until the child says how big its input is
+    t0 = time.monotonic()
     while True:
-        ready, _, _ = select.select([r], [], [], max(0.0, deadline - time.monotonic()))
+        ready, _, _ = select.select([r], [], [], max(0.0, t0 + bound - time.monotonic()))
         if not ready:
             os.kill(pid, 9)
-            res = {"outcome": "hang", "detail": f"no answer in {args.timeout} s"}
+            res = {"outcome": "hang", "detail": f"no answer in {bound:.0f} s"}
             break
         b = os.read(r, 1 << 16)
         if not b:
-            res = json.loads(b"".join(chunks)) if chunks else {
+            text = b"".join(chunks)
+            size, _, body = text.partition(b"\n")
+            res = json.loads(body) if body else {
                 "outcome": "crash", "detail": "the case's process died"}
             break
         chunks.append(b)
+        if bound == args.timeout and b"\n" in b"".join(chunks):
+            size = int(b"".join(chunks).split(b"\n", 1)[0])
+            bound = args.timeout + args.timeout_per_mb * size / 1e6
     os.close(r)
     _pid, _status, usage = os.wait4(pid, 0)
     res.update(kind=kind, seed=seed, rss_kb=usage.ru_maxrss)
@@ -159,8 +169,13 @@ def campaign(args) -> dict:
     os.environ["RRSPLICE_NO_CACHE"] = "1"
     import fuzzing
     from rrsplice.parser import parse_bytes
-    parse_bytes(fuzzing.MODULE_TEXT, "warm-up")      # the children start warm
-    fuzzing.run_cli(["--help"], ROOT)                # and with the CLI imported
+    parse_bytes(fuzzing.MODULE_TEXT, "warm-up")      # the children start warm, with
+    import importlib                                 # every module already imported
+    import pkgutil
+    import rrsplice
+    for info in pkgutil.walk_packages(rrsplice.__path__, "rrsplice."):
+        importlib.import_module(info.name)
+    fuzzing.run_cli(["--help"], ROOT)
     base_kb = _rss_kb()
     work = Path(tempfile.mkdtemp(prefix="rrsplice-fuzz-"))
     t0 = time.perf_counter()
@@ -180,6 +195,8 @@ def campaign(args) -> dict:
                 cli_counts[res["cli"]] += 1
             if res["outcome"] in BAD:
                 failures.append(res)
+                print(f"FAILURE {kind}:{seed} {res['outcome']}: {res.get('detail', '')}",
+                      file=sys.stderr, flush=True)
             if args.progress and done % args.progress == 0:
                 print(f"{done}/{len(cases)} cases, {time.perf_counter() - t0:.0f} s, "
                       f"{len(failures)} failures", file=sys.stderr, flush=True)
@@ -187,7 +204,8 @@ def campaign(args) -> dict:
         shutil.rmtree(work, ignore_errors=True)
     return {"seed": args.seed, "cases": done, "planned": len(cases),
             "seconds": round(time.perf_counter() - t0, 1), "slowest_case_s": round(max_case, 2),
-            "timeout_s": args.timeout, "mem_constant_mb": args.mem_constant,
+            "timeout_s": args.timeout, "timeout_per_mb": args.timeout_per_mb,
+            "mem_constant_mb": args.mem_constant,
             "base_rss_kb": base_kb,
             "counts": {f"{k}/{o}": n for (k, o), n in sorted(counts.items())},
             "cli_on_inputs": dict(sorted(cli_counts.items())),
@@ -205,7 +223,8 @@ def summary_table(s: dict) -> str:
         n[key.split("/")[0]] += v
     lines = [f"Fuzz campaign: seed {s['seed']}, {s['cases']} of {s['planned']} cases in "
              f"{s['seconds']} s (slowest case {s['slowest_case_s']} s; hang bound "
-             f"{s['timeout_s']} s; memory bound 20x input + {s['mem_constant_mb']} MB)", "",
+             f"{s['timeout_s']} s + {s['timeout_per_mb']} s/MB; memory bound 20x input + "
+             f"{s['mem_constant_mb']} MB; base RSS {s['base_rss_kb']} kB)", "",
              "| cases | outcome | count |", "|---|---|---:|"]
     for key, v in s["counts"].items():
         kind, outcome = key.split("/", 1)
@@ -233,6 +252,9 @@ def main() -> int:
     ap.add_argument("--recipes", type=int, default=300, help="hostile recipes")
     ap.add_argument("--seed", type=int, default=9)
     ap.add_argument("--timeout", type=float, default=20.0, help="hang bound per case (s)")
+    ap.add_argument("--timeout-per-mb", type=float, default=5.0,
+                    help="added to the hang bound per MB of input (linear work takes about "
+                    "0.4 s/MB on an idle core)")
     ap.add_argument("--max-seconds", type=float, default=0, help="stop after this long")
     ap.add_argument("--mem-constant", type=int, default=100,
                     help="MB allowed above the forking process's RSS besides 20x the input")

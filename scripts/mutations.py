@@ -42,11 +42,12 @@ TESTS = [
     ("rrsplice/lexicon.py", SYNTAX),
     ("rrsplice/model.py", SYNTAX),
     ("rrsplice/semantics.py", ANALYSIS),
+    ("rrsplice/isa.py", ANALYSIS + (T + "test_bites_provenance.py",)),
     ("rrsplice/cfg.py", ANALYSIS),
     ("rrsplice/dataflow.py", ANALYSIS),
-    ("rrsplice/provenance.py", (T + "test_provenance.py",
+    ("rrsplice/provenance.py", (T + "test_bites_provenance.py", T + "test_provenance.py",
                                 "-knot classification_cfg_fixture")),
-    ("rrsplice/mma.py", (T + "test_mma.py",)),
+    ("rrsplice/mma.py", (T + "test_bites_mma.py", T + "test_mma.py")),
     ("rrsplice/emit.py", EDITS),
     ("rrsplice/splice.py", EDITS),
     ("rrsplice/check/", (T + "test_bites_check.py", T + "test_check.py",
@@ -61,6 +62,7 @@ MM, E, SP = "rrsplice/mma.py", "rrsplice/emit.py", "rrsplice/splice.py"
 CC, CCALL, CSCR, CDF, CRACE, CTXT = ("rrsplice/check/core.py", "rrsplice/check/calls.py",
                                      "rrsplice/check/scratch.py", "rrsplice/check/dataflow.py",
                                      "rrsplice/check/race.py", "rrsplice/check/text.py")
+I = "rrsplice/isa.py"
 OR, OB, ORG, OCS, ODL, OCM = ("rrsplice/outline/recompute.py", "rrsplice/outline/body.py",
                               "rrsplice/outline/region.py", "rrsplice/outline/callsite.py",
                               "rrsplice/outline/delivery.py", "rrsplice/outline/common.py")
@@ -73,7 +75,8 @@ MUTATIONS = [
         "hex literal value off by one"),
     Mut(O, "operands-binary", 'return int(t, 2)', 'return int(t, 8)',
         "binary literal read as octal"),
-    Mut(O, "operands-neg-lost", 'return Negated(_reg(t2))', 'return _reg(t2)',
+    Mut(O, "operands-neg-lost", 'return Negated(_reg(t2) if k2 == "reg" else Reg(t2))',
+        'return _reg(t2) if k2 == "reg" else Reg(t2)',
         "`!%p` operand loses its negation"),
     Mut(O, "operands-guard-negation-lost", 'negated=bool(m.group(1)))', 'negated=False)',
         "`@!%p` guard parsed as `@%p` (fast path)", occurrence=0),
@@ -87,11 +90,12 @@ MUTATIONS = [
     Mut(O, "operands-scoped-base-symbol", '''            elif b in scoped_regs:
                 base = Reg(b)''', '''            elif False:
                 base = Reg(b)''', "a scoped register as address base read as a symbol"),
-    Mut(O, "operands-predpair-first", 'return PredPair(reg, _reg(t3))',
-        'return PredPair(_reg(t3), _reg(t3))', "`%p|%q` loses its first register"),
-    Mut(O, "operands-sink", '''            if tok == "_":
-                return Sink()''', '''            if tok == "_":
-                return Symbol("_")''', "`_` sink read as a symbol"),
+    Mut(O, "operands-predpair-first", 'return PredPair(value, self._pred())',
+        'return PredPair(Sink(), self._pred())',
+        "`%p|%q` loses its first register"),
+    Mut(O, "operands-sink", '        elif tok == "_":\n            return Sink()',
+        '        elif tok == "_":\n            return Symbol("_")',
+        "`_` sink read as a symbol"),
     Mut(O, "operands-vector-fast", 'return Vector(tuple(items))', 'return Vector(tuple(items[:1]))',
         "fast-path brace list keeps only its first register"),
     Mut(O, "operands-int-fast", 'return Imm(piece, int(piece), "int")',
@@ -103,8 +107,9 @@ MUTATIONS = [
     Mut(O, "operands-missing-semicolon-hint", 'if tok and "\\n" in self.text[prev_end:off]:',
         'if False:', "missing ';' on the previous line not diagnosed as such"),
     # ------------------------------------------------------------------ parser
-    Mut(P, "parser-octal-decl", 'elif len(digits) > 1 and digits[0] == "0" and set(digits) <= set("01234567"):',
-        'elif False:', "octal literal in a declaration read as decimal"),
+    Mut(P, "parser-octal-decl", 'return -_int_value(t[1:]) if t.startswith("-") else _int_value(t)',
+        'return int(t) if t.isdigit() else (-_int_value(t[1:]) if t.startswith("-") else _int_value(t))',
+        "octal literal in a declaration read as decimal"),
     Mut(P, "parser-version-first", 'if not module.headers or module.headers[0][0] != ".version":',
         'if not module.headers:', "a module not starting with .version accepted"),
     Mut(P, "parser-empty-module", 'if not text.strip():', 'if False:',
@@ -113,23 +118,30 @@ MUTATIONS = [
         "nested block depth not increased"),
     Mut(P, "parser-branchtargets", 'if word != ".callprototype":', 'if word == ".callprototype":',
         "`.branchtargets` lists dropped, `.callprototype` read as targets"),
-    Mut(P, "parser-dims", 'dims = tuple(int(d) if d else None for d in re.findall(r"\\[\\s*(\\d*)\\s*\\]", m.group(3)))',
-        'dims = ()', "declaration array dimensions dropped"),
+    Mut(P, "parser-dims", '''        dims = tuple(_int_lit(d) if d else None
+                     for d in re.findall''', '''        dims = () and tuple(_int_lit(d) if d else None
+                     for d in re.findall''', "scoped-block array dimensions dropped"),
+    Mut(P, "parser-dims-octal", 'dims = tuple(_int_lit(d) if d else None', 'dims = tuple(int(d) if d else None',
+        "scoped-block array dimension `[010]` read as decimal"),
     # ------------------------------------------------------------------ semantics
     Mut(S, "semantics-guard-no-use", 'uses.extend(defs)    # a guarded write may not happen: the old value survives',
         'pass', "a guarded definition does not keep the old value live"),
     Mut(S, "semantics-guard-kills", '''        uses.extend(defs)    # a guarded write may not happen: the old value survives
         kills_ok = False''', '''        uses.extend(defs)    # a guarded write may not happen: the old value survives''',
         "a guarded definition kills"),
-    Mut(S, "semantics-guard-reg-not-used", 'uses.insert(0, g.name)', 'pass',
+    Mut(S, "semantics-guard-reg-not-used", 'uses.insert(0, g.key)',
+        'pass',
         "the guard predicate is not a use"),
     Mut(S, "semantics-address-def", 'if role == "U" or type(op) is Address:', 'if role == "U":',
         "registers inside a destination address counted as definitions"),
-    Mut(S, "semantics-mad-accumulator", '"add", "sub", "mul", "mad", "mul24"', '"add", "sub", "mul", "mul24"',
+    Mut(I, "semantics-mad-accumulator", 'mad          integer           D U*     pure int addr',
+        'madx         integer           D U*     pure',
         "`mad` missing from the table (analysed conservatively)"),
-    Mut(S, "semantics-st-def", '''        "st", "st.async", "stmatrix"''', '''        "st.async", "stmatrix"''',
+    Mut(I, "semantics-st-def", 'st           data              U*       write\n',
+        'stx          data              U*       write\n',
         "`st` not in the table: its first operand's registers become definitions"),
-    Mut(S, "semantics-atom-use", '"atom": _DU,', '"atom": _U,',
+    Mut(I, "semantics-atom-use", 'atom         sync              D U*     atomic',
+        'atom         sync              U*       atomic',
         "`atom` result treated as a read"),
     Mut(S, "semantics-carry-read", 'uses.append(CARRY)', 'pass',
         "`addc` does not read the carry flag"),
@@ -162,22 +174,20 @@ MUTATIONS = [
         "`cc:CF` not recognised as a pseudo-register"),
     Mut(S, "semantics-sort-numeric", 'return (is_pseudo(name), tuple(int(p) if i % 2 else p for i, p in enumerate(parts)))',
         'return (is_pseudo(name), name)', "registers sorted as text (%r10 before %r2)"),
-    Mut(S, "semantics-terminator-ret", 'TERMINATORS = frozenset({"bra", "brx", "ret", "exit", "trap"})',
-        'TERMINATORS = frozenset({"bra", "brx", "exit", "trap"})', "`ret` does not end a block"),
+    Mut(I, "semantics-terminator-ret", 'ret          control           U*       term',
+        'ret          control           U*',
+        "`ret` does not end a block"),
     Mut(S, "semantics-block-barrier-guard", 'if st.base not in ("bar", "barrier") or st.guard:',
         'if st.base not in ("bar", "barrier"):', "a guarded bar.sync counted as a block barrier"),
     Mut(S, "semantics-block-barrier-partial", 'return whole and len(st.operands) <= 1',
         'return whole', "`bar.sync 1, 64` counted as a whole-block barrier"),
-    Mut(S, "semantics-family-longest", 'for n in range(min(len(parts), 4), 0, -1):',
-        'for n in range(1, min(len(parts), 4) + 1):', "opcode family: shortest prefix wins "
+    Mut(I, "semantics-family-longest", 'for n in range(min(len(parts), 5), 0, -1):',
+        'for n in range(1, min(len(parts), 5) + 1):',
+        "opcode family: shortest prefix wins "
         "(`bar.red` read as `bar`)"),
-    Mut(S, "semantics-vector-def", '''            if type(item) is Reg:
-                if not item.special:
-                    out.append(item.name)
-            else:''', '''            if type(item) is Reg:
-                if not item.special and not out:
-                    out.append(item.name)
-            else:''', "only the first register of a brace list collected"),
+    Mut(S, "semantics-vector-def", '            if type(item) is Reg:\n                if not item.special:\n                    out.append(item.ident or item.name)',
+        '            if type(item) is Reg:\n                if not item.special and not out:\n                    out.append(item.ident or item.name)',
+        "only the first register of a brace list collected"),
     Mut(S, "semantics-special", '''    if t is Reg:
         if not op.special:''', '''    if t is Reg:
         if True:''', "special registers collected as variables"),
@@ -265,20 +275,24 @@ MUTATIONS = [
     # ------------------------------------------------------------------ provenance
     Mut(F, "provenance-sub", 'return _mk_int(ka[1] - kb[1], ka[2] + kb[2])',
         'return _mk_int(ka[1] + kb[1], ka[2] + kb[2])', "difference of offsets added"),
-    Mut(F, "provenance-shl", 'return _binop(a, b, lambda x, y: x << y)',
-        'return _binop(a, b, lambda x, y: x * y)', "shl computed as a product"),
-    Mut(F, "provenance-shr", 'return _binop(a, b, lambda x, y: x >> y)',
-        'return _binop(a, b, lambda x, y: x << y)', "shr computed as shl"),
-    Mut(F, "provenance-mul-hi", '''            if "hi" in mods:
-                return Unknown("high half of a product")''', '''            if False:
-                return Unknown("high half of a product")''', "mul.hi treated as mul.lo"),
+    Mut(I, "provenance-shl", 'def _shl(x: int, y: int) -> int:\n    if y < 0:\n        raise ValueError("shift by a negative count")\n    return x << y',
+        'def _shl(x: int, y: int) -> int:\n    if y < 0:\n        raise ValueError("shift by a negative count")\n    return x * y',
+        "shl computed as a product"),
+    Mut(I, "provenance-shr", '    return x >> y',
+        '    return x << y',
+        "shr computed as shl"),
+    Mut(F, "provenance-mul-hi", 'if base in ("mul", "mad") and "hi" in mods:',
+        'if False:',
+        "mul.hi treated as mul.lo"),
     Mut(F, "provenance-add-cc", '''            if "cc" in mods:
                 return Unknown("add with carry")''', '''            if False:
                 return Unknown("add with carry")''', "add.cc folded as a plain add"),
-    Mut(F, "provenance-mad", 'return _add(_binop(a, b, lambda x, y: x * y), src[2])',
-        'return _binop(a, b, lambda x, y: x * y)', "mad drops its addend"),
-    Mut(F, "provenance-neg", 'return _binop(Const(0), src[0], lambda a, b: a - b)',
-        'return src[0]', "neg drops the sign"),
+    Mut(F, "provenance-mad", 'return _add(_binop(a, b, INT_EVAL["mul"]), src[2])',
+        'return _binop(a, b, INT_EVAL["mul"])',
+        "mad drops its addend"),
+    Mut(F, "provenance-neg", 'return _binop(Const(0), src[0], INT_EVAL["sub"])',
+        'return src[0]',
+        "neg drops the sign"),
     Mut(F, "provenance-load-offset", 'off += addr.offset', 'pass',
         "a load's address offset ignored"),
     Mut(F, "provenance-param-element", 'return Param(root.name, off + width * idx)',
@@ -286,10 +300,12 @@ MUTATIONS = [
     Mut(F, "provenance-cvt-float", '''                return Unknown("floating-point conversion")
             return src[0]''', '''                return src[0]
             return src[0]''', "float conversion folded as an integer copy"),
-    Mut(F, "provenance-and", 'return _binop(a, b, lambda x, y: x & y)',
-        'return _binop(a, b, lambda x, y: x | y)', "and computed as or"),
-    Mut(F, "provenance-xor", 'return _binop(a, b, lambda x, y: x ^ y)',
-        'return _binop(a, b, lambda x, y: x | y)', "xor computed as or"),
+    Mut(I, "provenance-and", '"and": lambda a, b: a & b',
+        '"and": lambda a, b: a | b',
+        "and computed as or"),
+    Mut(I, "provenance-xor", '"xor": lambda a, b: a ^ b',
+        '"xor": lambda a, b: a | b',
+        "xor computed as or"),
     Mut(F, "provenance-weight", '''                if self.is_weight(root):
                     return shift(WeightImage(), off, dyn)''', '''                if False:
                     return shift(WeightImage(), off, dyn)''', "cvta.to.global of the weight "
@@ -299,16 +315,18 @@ MUTATIONS = [
         'd_t, a_t, b_t, c_t = types[0], types[0], types[1], types[1]',
         "a two-type mma assigns A/C the wrong types"),
     Mut(MM, "mma-shape-first", 'if mm and not shape:', 'if mm:',
-        "a later shape-like modifier overrides the shape"),
+        "a later shape-like modifier overrides the shape",
+        equivalent="an mma opcode names exactly one `mMnNkK` shape, so the first shape-like "
+        "modifier is also the last"),
     Mut(MM, "mma-operands", 'c=_regs_of(ops[3])', 'c=_regs_of(ops[0])',
         "C operand read from the D position"),
     Mut(MM, "mma-b-operand", 'b=_regs_of(ops[2])', 'b=_regs_of(ops[1])',
         "B operand read from the A position"),
     Mut(MM, "mma-guarded", 'guarded=st.guard is not None)', 'guarded=False)',
         "a guarded mma reported as unguarded"),
-    Mut(MM, "mma-family-space", '''            if sp in _SPACES:
-                return f"{base}.{sp}"''', '''            if sp in _SPACES:
-                return base''', "gap summaries lose the memory's state space"),
+    Mut(MM, "mma-family-space", 'return base if space == "generic" else f"{base}.{space}"',
+        'return base',
+        "gap summaries lose the memory's state space"),
     Mut(MM, "mma-gap", 'if b.first - 1 >= a.last + 1:', 'if b.first - 1 > a.last + 1:',
         "a one-statement gap between phases is lost"),
     Mut(MM, "mma-chain-cut", 'if sc.phase_of[idx] != sc.phase_of[cur[-1]]:', 'if False:',
@@ -316,15 +334,20 @@ MUTATIONS = [
     Mut(MM, "mma-k-slices", 'k_slices = max(lengths) if lengths else 0',
         'k_slices = min(lengths) if lengths else 0', "k-slices from the shortest chain"),
     # ------------------------------------------------------------------ emit
-    Mut(E, "emit-overlap-one-byte", 'if e.start < pos:', 'if e.start < pos - 1:',
+    Mut(E, "emit-overlap-one-byte", 'if a < pos:\n            raise RRSpliceError(f"overlapping edits',
+        'if a < pos - 1:\n            raise RRSpliceError(f"overlapping edits',
         "a one-byte overlap between edits not detected"),
-    Mut(E, "emit-reversed-span", 'if e.end < e.start or e.end > len(module.data):',
-        'if e.end > len(module.data):', "a reversed edit span not rejected"),
-    Mut(E, "emit-past-end", 'if e.end < e.start or e.end > len(module.data):',
-        'if e.end < e.start:', "an edit past the end of the file not rejected"),
-    Mut(E, "emit-order", 'ordered = sorted(edits, key=lambda e: (e.start, e.end))',
-        'ordered = list(edits)', "edits applied in the order given, not by position"),
-    Mut(E, "emit-tail", 'out.append(module.data[pos:])', 'pass',
+    Mut(E, "emit-reversed-span", 'if b < a or b > end:',
+        'if b > end:',
+        "a reversed edit span not rejected"),
+    Mut(E, "emit-past-end", 'if b < a or b > end:',
+        'if b < a:',
+        "an edit past the end of the file not rejected"),
+    Mut(E, "emit-order", 'for sp in sorted(spans, key=lambda x: (x[0], x[1])):',
+        'for sp in spans:',
+        "edits applied in the order given, not by position"),
+    Mut(E, "emit-tail", '    out.append(source[pos:end])\n    return source[:0].join(out)',
+        '    return source[:0].join(out)',
         "the text after the last edit dropped"),
     Mut(E, "emit-line-offsets-end", '''    if offs[-1] != len(data):
         offs.append(len(data))''', '''    pass''', "a file without a final newline loses its "
@@ -338,21 +361,23 @@ MUTATIONS = [
     Mut(SP, "splice-check-failed", '''    if check and not report.ok:
         raise CheckFailed(report)''', '''    if False:
         raise CheckFailed(report)''', "a recipe failing its checks is applied"),
-    Mut(SP, "splice-region-end", 'edits.append(Edit(line_start(a), line_start(last + 1),',
-        'edits.append(Edit(line_start(a), line_start(last),', "the cut keeps its last line"),
-    Mut(SP, "splice-point-after", '''        text = debug_block_text(rec, target, fn)
-        pos = line_start(target.first_line + 1)''', '''        text = debug_block_text(rec, target, fn)
-        pos = line_start(target.first_line)''', "a debug block inserted before its line "
+    Mut(SP, "splice-region-end", 'return [Edit(c.line_start(a), c.line_start(last + 1),',
+        'return [Edit(c.line_start(a), c.line_start(last),',
+        "the cut keeps its last line"),
+    Mut(SP, "splice-point-after", '    text = debug_block_text(t.recipe, t, t.fn)\n    pos, prefix = c.after(t.first_line)',
+        '    text = debug_block_text(t.recipe, t, t.fn)\n    pos, prefix = c.after(t.first_line - 1)',
+        "a debug block inserted before its line "
         "instead of after"),
-    Mut(SP, "splice-truncate-keeps", 'edits.append(Edit(pos, len(data), prefix + _nl(target.text, nl),',
-        'edits.append(Edit(pos, pos, prefix + _nl(target.text, nl),', "truncate keeps the rest "
+    Mut(SP, "splice-truncate-keeps", 'return [Edit(pos, len(c.data), prefix + _nl(t.text, c.nl),',
+        'return [Edit(pos, pos, prefix + _nl(t.text, c.nl),',
+        "truncate keeps the rest "
         "of the file"),
-    Mut(SP, "splice-extern-before", '''        pos = line_start(fn.line)
-        edits.append(Edit(pos, pos, _nl(_with_newline(target.extern), nl) + nl,''', '''        pos = len(data)
-        edits.append(Edit(pos, pos, _nl(_with_newline(target.extern), nl) + nl,''',
+    Mut(SP, "splice-extern-before", '        pos = c.line_start(fn.line)\n        edits.append(Edit(pos, pos, _nl(_with_newline(target.extern), c.nl) + c.nl,',
+        '        pos = len(c.data)\n        edits.append(Edit(pos, pos, _nl(_with_newline(target.extern), c.nl) + c.nl,',
         "the extern declaration written after the function that calls it"),
-    Mut(SP, "splice-body-braces", 's, e = m.byte_offset(b.start) + 1, m.byte_offset(b.end) - 1',
-        's, e = m.byte_offset(b.start), m.byte_offset(b.end)', "replace_body drops the body's "
+    Mut(SP, "splice-body-braces", 's, e = c.m.byte_offset(b.start) + 1, c.m.byte_offset(b.end) - 1',
+        's, e = c.m.byte_offset(b.start), c.m.byte_offset(b.end)',
+        "replace_body drops the body's "
         "braces"),
     Mut(SP, "splice-nl", '''    if nl != b"\\n":''', '''    if False:''', "inserted text keeps LF in a CRLF file"),
     # ------------------------------------------------------------------ check
@@ -387,9 +412,9 @@ MUTATIONS = [
         "a wrong number of return values accepted"),
     Mut(CCALL, "check-callee-order", 'if decl.line > fn.line:', 'if decl.line > fn.end_line:',
         "a callee declared after its caller accepted"),
-    Mut(CCALL, "check-empty-args", '''    for ln in empty_arg_lists(text):
-        rep.add("error", "empty-args"''', '''    for ln in empty_arg_lists(text)[:0]:
-        rep.add("error", "empty-args"''', "an empty `()` argument list accepted"),
+    Mut("rrsplice/check/zluda.py", "check-empty-args", '        for ln in empty_arg_lists(text):\n            what = ',
+        '        for ln in empty_arg_lists(text)[:0]:\n            what = ',
+        "an empty `()` argument list accepted"),
     Mut(CCALL, "check-undeclared", '''            if _function_decl(fn, m, r) is None:
                 undeclared.append((st, r))
             elif r not in returned and r not in passed:''', '''            if False:
@@ -415,7 +440,8 @@ MUTATIONS = [
     Mut(CRACE, "check-race-threads", 'if not loads or (threads is not None and threads <= 32):',
         'if not loads or (threads is not None and threads <= 1024):',
         "the scratch race check skipped for multi-warp blocks"),
-    Mut(CTXT, "check-strip-comments", 'return re.sub(r"//[^\\n]*", "", text)', 'return text',
+    Mut(CTXT, "check-strip-comments", '    return _blank_comments(text)',
+        '    return text',
         "braces inside comments counted"),
     # ------------------------------------------------------------------ outline
     Mut(OR, "outline-ld-any-reloadable",
@@ -470,21 +496,15 @@ MUTATIONS = [
     Mut(OB, "outline-snapshot", '''        return reg if not _kernel_side(site, reg) or not kernel_types(reg) and \\
             call_types(reg) else snapshot(reg)''', '''        return reg''',
         "a passed register the region overwrites used instead of its snapshot"),
-    Mut(OB, "outline-apply-overlap", '''        if a < pos:
-            raise OutlineError(f"overlapping rewrites at offset {a}")''', '''        if a < pos - 1:
-            raise OutlineError(f"overlapping rewrites at offset {a}")''',
-        "overlapping rewrites in the region text not detected",
-        equivalent='each region statement is rewritten once: a parameter read as a whole statement (and nothing else), or disjoint occurrences of distinct .shared symbols'),
     Mut(OB, "outline-param-load-offset", 'param_lines.append(f"\\t{op} {pv.value}, [{p.name}+{pv.offset}];")',
         'param_lines.append(f"\\t{op} {pv.value}, [{p.name}+0];")', "parameter loads ignore "
         "the offset"),
     Mut(OB, "outline-recompute-order", 'recompute_sts = [fn.statement(i) for i in sorted(recompute_idx)]',
         'recompute_sts = [fn.statement(i) for i in sorted(recompute_idx, reverse=True)]',
         "recomputed statements copied in reverse order"),
-    Mut(OB, "outline-scoped-skip", '''            if reg in scoped_names and not kernel_types(reg):
-                continue''', '''            if reg in scoped_names:
-                continue''', "a kernel register shadowed by a scoped name never recomputed",
-        ),
+    Mut(OB, "outline-scoped-skip", 'if is_scoped(reg) or reg in scoped_names and not kernel_types(reg):',
+        'if is_scoped(reg) or reg in scoped_names:',
+        "a kernel register shadowed by a scoped name never recomputed"),
     Mut(OB, "outline-sym-width", 'width = 64 if (_type_width(st) == 64 and not _in_address(st, sym)) else 32',
         'width = 32', "a 64-bit use of a .shared array's address given the 32-bit register"),
     Mut(OB, "outline-kernel-param-address", '''            if sym in kernel_params:
@@ -493,13 +513,15 @@ MUTATIONS = [
     Mut(OB, "outline-shared-unpassed", '''                if sym not in sym_regs:
                     raise OutlineError(''', '''                if sym not in sym_regs and False:
                     raise OutlineError(''', "a .shared array the call does not pass accepted"),
-    Mut(ORG, "outline-unguarded-falls", "succ[i] = targets + (nxt if st.guard is not None else [])",
-        "succ[i] = targets + nxt", "an unguarded branch or `ret` treated as falling through"),
-    Mut(ORG, "outline-guarded-no-fall", "succ[i] = targets + (nxt if st.guard is not None else [])",
-        "succ[i] = targets", "a guarded branch never falls through"),
-    Mut(ORG, "outline-branch-out", '''                if lab.index not in rng:
-                    raise OutlineError''', '''                if lab.index not in rng and False:
-                    raise OutlineError''', "a branch out of the region accepted"),
+    Mut(ORG, "outline-unguarded-falls", '(nxt if st.guard is not None else [])',
+        'nxt',
+        "an unguarded branch or `ret` treated as falling through"),
+    Mut(ORG, "outline-guarded-no-fall", '(nxt if st.guard is not None else [])',
+        '[]',
+        "a guarded branch never falls through"),
+    Mut(ORG, "outline-branch-out", '                    if name in exit_labels:\n                        leaves = True\n                        continue\n                    raise OutlineError(',
+        '                    if True:\n                        leaves = True\n                        continue\n                    raise OutlineError(',
+        "a branch out of the region accepted"),
     Mut(ORG, "outline-second-entry", '''                if name in labels:
                     raise OutlineError''', '''                if name in labels and False:
                     raise OutlineError''', "a branch into the region from outside accepted"),

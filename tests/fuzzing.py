@@ -158,7 +158,8 @@ _VALUES = [
     "'\\tcall.uni f;\\n'", "'\\tret;\\n'", "'}\\n.visible .entry x()\\n{\\n'",
     "'\\ud800'", "'\\x00'", "'x' * 100000", "'{' * 2000", "'// ' + 'c' * 50000 + '\\n'",
     "'.extern .func f;'", "'.extern .func f(.param .b32 a);'", "'../../etc/passwd'",
-    "'/dev/null'", "'m.ptx'", "'nope.ptx'", "'%r1'", "(84, ['%r1'])", "(84, ['%zz'])",
+    "'/dev/null'", "'m.ptx'", "'nope.ptx'", "'n' * 300", "'/' + 'n/' * 3000", "'m.ptx\\x00'",
+    "'.'", "'/'", "'out'", "'~'", "'m.ptx/'", "'%r1'", "(84, ['%r1'])", "(84, ['%zz'])",
     "(10**9, ['%r1'])", "(84, '%r1')",
 ]
 _KEYS = ["file", "entry", "cut_call", "call", "extern", "debug", "debug_block", "cut_after",

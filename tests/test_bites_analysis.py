@@ -185,6 +185,8 @@ def test_unknown_opcode_is_conservative():
     ("setp.lt.s32 %p1|%p2, %r1, 3;", ["%p1", "%p2"], ["%r1"], ["%p1", "%p2"]),
     ("bar.red.popc.u32 %r1, 0, %p1;", ["%r1"], ["%p1"], ["%r1"]),
     ("vote.sync.all.pred %p1, !%p2, -1;", ["%p1"], ["%p2"], ["%p1"]),
+    # registers inside an address are read, whatever the position's role
+    ("atom.global.add.u32 [%rd1+4], %r2, 1;", [], ["%rd1", "%r2"], []),
 ])
 def test_def_use_by_opcode(text, defs, uses, kills):
     du = def_use(fn_of(text, "ret;").statement(1))

@@ -44,6 +44,14 @@ def test_octal_in_a_declaration_size():
     assert d.dims == (8,)
 
 
+@pytest.mark.parametrize("dim,size", [("16", 16), ("010", 8)])
+def test_array_sizes_in_a_scoped_block(dim, size):
+    src = body("{", f".local .align 4 .b8 buf[{dim}];", "mov.u32 %r1, 1;", "}")
+    fn = parse(src).functions[0]
+    d = [d for d in fn.decls() if d.name == "buf"][0]
+    assert d.dims == (size,)
+
+
 def test_octal_literal_in_a_vector_of_sources():
     src = ops("mad.lo.s32 %r1, %r2, 020, 0x20;")
     assert [o.value for o in src[2:]] == [16, 32]
@@ -126,6 +134,7 @@ def test_branchtargets_and_callprototype_are_told_apart():
 
 
 @pytest.mark.parametrize("text,where,needle", [
+    ("mov.u32 %r1, %r2\n\t%r3;", "2", "missing ';' at the end of the previous line"),
     ("add.s32 %r1, %r2, 1; %r3;", "1", "unexpected '%r3'"),
     ("add.s32 %r1, %r2, 1\n\tadd.s32 %r3, %r2, 1;", "1", "missing ';'"),
 ])

@@ -241,7 +241,7 @@ def test_hip_body_compiles_for_gfx1201_with_the_extern_signature(p1, tmp_path):
     res = new_body(p1 / "p1_b64.py", "hip", tmp_path / "b.hip")
     ll = tmp_path / "b.ll"
     p = subprocess.run([clang, "-x", "hip", "--offload-arch=gfx1201", "--cuda-device-only",
-                        "-nogpulib", "-nogpuinc", "-fgpu-rdc", "-emit-llvm", "-S", "-O2",
+                        "-nogpulib", "-nogpuinc", "-fgpu-rdc", "-emit-llvm", "-S", "-O0",
                         str(res.body), "-o", str(ll)], capture_output=True, text=True)
     assert p.returncode == 0, p.stderr[-3000:]
     text = ll.read_text()

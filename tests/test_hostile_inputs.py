@@ -136,3 +136,18 @@ def test_paths_that_are_not_readable_files_are_typed_errors(tmp_path):
         assert "expected:" not in r.stderr                 # not parsed as PTX text
         with pytest.raises(RRSpliceError, match=message):
             rrsplice.parse(str(tmp_path / name) if name != "n" * 300 + ".ptx" else name)
+
+
+def test_recipe_paths_and_module_names_that_are_not_files_are_typed_errors(tmp_path):
+    os.mkfifo(tmp_path / "fifo.py")
+    (tmp_path / "l1.py").symlink_to(tmp_path / "l2.py")
+    (tmp_path / "l2.py").symlink_to(tmp_path / "l1.py")
+    (tmp_path / "long.py").write_text("def recipe():\n    return dict(file='n' * 300)\n")
+    cases = {"fifo.py": "not a regular file", "l1.py": "symlink loop",
+             "r" * 300 + ".py": "file name too long", "long.py": "file name too long"}
+    for name, message in cases.items():
+        r = subprocess.run([sys.executable, "-m", "rrsplice", "check", name], cwd=tmp_path,
+                           capture_output=True, text=True, timeout=30,
+                           env=dict(os.environ, PYTHONPATH=str(ROOT)))
+        assert r.returncode == 2 and message in r.stderr, (name, r.stderr)
+        assert "Traceback" not in r.stderr

@@ -160,3 +160,54 @@ def test_scratch_abi_delivers_the_exit_index_through_the_scratch_slot(tmp_path):
     out = tmp_path / "body.ptx"
     out.write_bytes(body.ptx)
     _ptxas(out)
+
+
+HEAD_ENTERED = """.version 8.7
+.target sm_89
+.address_size 64
+
+.visible .entry k(
+	.param .u64 k_param_0
+)
+{
+	.reg .pred 	%p<2>;
+	.reg .b32 	%r<5>;
+	.reg .b64 	%rd<3>;
+
+	ld.param.u64 	%rd1, [k_param_0];
+	cvta.to.global.u64 	%rd2, %rd1;
+	ld.global.u32 	%r1, [%rd2];
+	setp.eq.s32 	%p1, %r1, 0;
+	@%p1 bra 	$L1;
+	add.s32 	%r1, %r1, 5;
+$L1:
+	add.s32 	%r2, %r1, 7;
+	mul.lo.s32 	%r3, %r2, %r2;
+	st.global.u32 	[%rd2+4], %r3;
+	ret;
+}
+"""
+
+
+def test_a_head_label_entered_from_outside_stays_in_front_of_the_call(tmp_path):
+    from rrsplice.scaffold import new_recipe
+    mod = tmp_path / "k.ptx"
+    mod.write_text(HEAD_ENTERED)
+    path = tmp_path / "head.py"
+    new_recipe("head", mod, "s7-s9", abi="param", out=path)   # $L1: .. mul.lo
+    src = path.read_text()
+    assert 'HEAD_LABELS = [\n    "$L1",\n]' in src
+    assert check_recipe(path).ok
+    res = apply(path, out=tmp_path / "patched.ptx")
+    text = res.output.read_text()
+    assert re.search(r"@%p1 bra \t\$L1;\s*add\.s32 \t%r1, %r1, 5;\s*\$L1:\s*\{", text)
+    _ptxas(res.output)
+    body, _p, _r = outline_recipe(path)
+    out = tmp_path / "body.ptx"
+    out.write_bytes(body.ptx)
+    _ptxas(out)
+    # without the label in the splice text the branch would dangle: check says so
+    bad = tmp_path / "head_dropped.py"
+    bad.write_text(src.replace('HEAD_LABELS = [\n    "$L1",\n]', "HEAD_LABELS = []"))
+    (f,) = check_recipe(bad).errors
+    assert f.code == "label-entry" and "must begin with `$L1:`" in f.message

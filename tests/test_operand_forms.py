@@ -31,10 +31,14 @@ def test_issue_example_scoped_names_pair_and_sink():
                 "  @p add.u32 %r3, %r3, t; }\n"
                 "elect.sync _|%p1, -1;")
     shfl, add, elect = [st for st in m.functions[0].statements if st.base != "ret"]
-    assert shfl.operands[0] == PredPair(Reg("t"), Reg("p"))
-    assert add.guard.reg == Reg("p") and add.operands[2] == Reg("t")
+    pair = shfl.operands[0]
+    assert isinstance(pair, PredPair)
+    assert (pair.first.name, pair.second.name) == ("t", "p")
+    # the block's own t and p: keys other than the names, shared by every use in the block
+    assert pair.first.key not in ("t", "p") and pair.second.key not in ("t", "p")
+    assert add.guard.reg.key == pair.second.key and add.operands[2].key == pair.first.key
     assert elect.operands == (PredPair(Sink(), Reg("%p1")), Imm("-1", -1, "int"))
-    assert list(shfl.operands[0].registers()) == [Reg("t"), Reg("p")]
+    assert [r.name for r in shfl.operands[0].registers()] == ["t", "p"]
     assert list(elect.operands[0].registers()) == [Reg("%p1")]
 
 
@@ -51,7 +55,7 @@ def test_issue_example_shadowing_parses_in_blocks():
 def test_bare_names_resolve_only_inside_their_scope():
     inner, outer = _ops("{ .reg .b32 t; mov.u32 t, 1; }\nmov.u64 %rd1, t;",
                           decls=".global .u32 t;")
-    assert inner[0] == Reg("t")
+    assert isinstance(inner[0], Reg) and inner[0].name == "t" and inner[0].key != "t"
     assert outer[1] == Symbol("t")       # outside the block, `t` is the global variable
 
 
@@ -64,8 +68,8 @@ def test_pair_and_sink_positions():
                "mbarrier.arrive.expect_tx.shared::cta.b64 _, [%r1], 16; }")
     assert ops[0][0] == PredPair(Sink(), Reg("%p2"))
     assert ops[1][0] == PredPair(Reg("%p1"), Sink())
-    assert ops[2][0] == PredPair(Reg("r"), Reg("p"))
-    assert isinstance(ops[3][0].first, Vector) and ops[3][0].second == Reg("p")
+    assert isinstance(ops[2][0], PredPair) and str(ops[2][0]) == "r|p"
+    assert isinstance(ops[3][0].first, Vector) and ops[3][0].second.name == "p"
     assert len(list(ops[3][0].registers())) == 5
     assert ops[4][0] == Sink() and isinstance(ops[4][1], Address)
 
@@ -111,7 +115,7 @@ def test_reg_parameters_of_a_func_are_registers():
 
 def test_negated_bare_predicate_and_guard():
     (ops,) = _ops("{ .reg .pred q; @!q selp.b32 %r1, 1, 0, !q; }")
-    assert ops[3] == Negated(Reg("q"))
+    assert isinstance(ops[3], Negated) and ops[3].reg.name == "q" and ops[3].reg.key != "q"
 
 
 def test_alias_is_a_directive_not_a_declaration():
@@ -130,3 +134,32 @@ def test_broken_pairs_are_located(body, col, message):
         _module(body)
     assert err.value.line == 10 and err.value.column == col
     assert message in str(err.value)
+
+
+def test_declaration_attributes_pointer_params_and_alternate_types():
+    m = rrsplice.parse(HEAD + ".global .attribute(.managed) .align 4 .u32 counter;\n"
+                       ".global .attribute(.unified(0x1234, 0x5678)) .bf16 b;\n"
+                       ".visible .entry k(.param .u64 .ptr .global .align 16 out, .param .u32 n)\n"
+                       "{\n\t.reg .bf16x2 %h<2>;\n\t.reg .b128 %q<2>;\n\tret;\n}\n")
+    counter, b = m.decls
+    assert counter.attrs == (".global", ".attribute(.managed)", ".align 4", ".u32")
+    assert (counter.space, counter.type, counter.align) == (".global", ".u32", 4)
+    assert b.type == ".bf16" and b.attrs[1] == ".attribute(.unified(0x1234, 0x5678))"
+    out, n = m.functions[0].params
+    assert (out.space, out.type, out.align) == (".param", ".u64", None)   # .global/.align: pointee
+    assert n.space == ".param"
+    assert [d.type for d in m.functions[0].decls()] == [".bf16x2", ".b128"]
+
+
+def test_def_use_of_elements_and_offsets():
+    """A write to one element keeps the rest of the vector (a use, no kill); `%rd2+4`
+    outside brackets reads %rd2."""
+    from rrsplice.semantics import def_use
+    fn = _module(".reg .v4 .b32 quad;\nmov.u64 %rd1, 8;\nmov.u64 %rd2, %rd1+4;\n"
+                 "mov.b32 quad.x, %r1;\nadd.u32 %r2, quad.x, quad.w;\n"
+                 "mov.v4.b32 quad, {%r1, %r1, %r1, %r1};").functions[0]
+    offset, elem_def, elem_use, whole = [def_use(st) for st in fn.statements[1:5]]
+    assert offset.uses == ("%rd1",) and offset.kills == ("%rd2",)
+    assert elem_def.defs == ("quad",) and "quad" in elem_def.uses and elem_def.kills == ()
+    assert elem_use.uses == ("quad",) and elem_use.defs == ("%r2",)
+    assert whole.kills == ("quad",) and "quad" not in whole.uses

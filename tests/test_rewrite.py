@@ -412,3 +412,25 @@ def test_cli_check_reports_rewrite_counts():
     assert r.exit_code == 0, r.output
     assert re.search(r"^rewrites\s+rz_round 5, sust.b32 1, sust.p_v4b32 1, sust.v2b16 1, "
                      r"sust.v4b16 1 \(14 statement\(s\) touched\)$", r.output, re.M)
+
+
+@pytest.mark.parametrize("replace,msg", [
+    ("lambda op, ops, guard: exit(3)", "raised SystemExit"),
+    ("lambda op, ops, guard: 1 / 0", "raised ZeroDivisionError"),
+    ("'call f, ({7});'", "does not fit"),
+])
+def test_recipe_rule_failures_are_findings(tmp_path, replace, msg):
+    corpus = tmp_path / "c"
+    corpus.mkdir()
+    (corpus / "hand.ptx").write_text(HAND)
+    p = _recipe(tmp_path, f"""\
+        def recipe():
+            return dict(file="hand.ptx", rewrites=[dict(opcode="sust.b.2d.b32.trap",
+                                                        replace={replace})])
+        """)
+    rep = check_recipe(p, corpus)
+    errs = [f for f in rep.errors if f.code == "rewrite-rule"]
+    assert len(errs) == 1 and msg in errs[0].message, [f.render() for f in rep.errors]
+    with pytest.raises(CheckFailed):
+        apply(p, corpus=corpus, out=tmp_path / "o.ptx")
+    assert not (tmp_path / "o.ptx").exists()

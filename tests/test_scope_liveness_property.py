@@ -5,8 +5,8 @@ brute-force path search.
 The ground truth is written by the generator beside each instruction: it keeps its own
 scope environment (name -> the register that name means here) while it writes the text, so
 every instruction carries the *identities* it reads, writes and kills. A register declared
-in a nested block is identified as `NAME@L<line>` by its declaration's line, which the
-generator knows because it writes the lines itself (the key format is rrsplice.scopes').
+in a nested block is identified as `NAME@B<k>`, k counting the blocks that declare registers
+in the order the generator writes them (the key format is rrsplice.scopes').
 Only the parser is shared with the code under test.
 """
 
@@ -135,18 +135,21 @@ def program(draw):
 
 def layout(top):
     """PTX text and the statements with their ground truth in identities: a name means the
-    innermost enclosing declaration of it, `NAME@L<line>` for a nested block's."""
+    innermost enclosing declaration of it, `NAME@B<k>` for the k-th declaring block's."""
     text = HEADER + ["\t.reg .b64 \t%rd<1>;"]
     stmts = []
+    blocks = [0]
 
     def emit(items, env):
         for it in items:
             if isinstance(it, Scope):
                 text.append("\t{")
                 inner = dict(env)
+                if it.decls:
+                    blocks[0] += 1
                 for name, typ in it.decls:
                     text.append(f"\t.reg {typ} {name};")
-                    inner[name] = f"{name}@L{len(text)}"
+                    inner[name] = f"{name}@B{blocks[0]}"
                 emit(it.items, inner)
                 text.append("\t}")
                 continue

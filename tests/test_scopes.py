@@ -42,7 +42,7 @@ def test_issue_example_inner_register_is_not_live_out():
     assert "%r2" in fa.range_live_through(inner)
     assert fa.reaching_defs(7, "%r2") == [4]
     (key,) = fa.du[4].defs
-    assert key == "%r2@L21" and is_scoped(key) and source_name(key) == "%r2"
+    assert key == "%r2@B1" and is_scoped(key) and source_name(key) == "%r2"
     assert fa.reaching_defs(6, key) == [5]
     assert key not in fa.live_in_at(7) and "%r2" in fa.live_in_at(7)
 
@@ -96,12 +96,12 @@ def test_scope_local_register_crossing_the_boundary_is_an_error():
     rep = _Collect()
     _check_scoped_crossing(rep, fa, StatementRange(5, 6))
     assert [(s, c, r) for s, c, _m, r in rep.found] == [("error", "scope-register",
-                                                          ["%r2@L21"])]
-    assert "%r2 declared in the { } block at line 21 is live into" in rep.found[0][2]
+                                                          ["%r2@B1"])]
+    assert "%r2 declared in the { } block of lines 20-24 is live into" in rep.found[0][2]
 
 
 @pytest.mark.parametrize("decl", ["t", "%t<2>"])
-def test_same_line_declarations_and_ranges_get_distinct_keys(decl):
+def test_sibling_blocks_on_one_line_and_ranges_get_distinct_keys(decl):
     name = "t" if decl == "t" else "%t1"
     text = SCOPES.read_text().replace(
         "\t{\n\t.reg .b32 %r2;\n", "\t{ .reg .b32 %s; }{ .reg .b32 %s;\n\t.reg .b32 %%r2;\n"
@@ -109,4 +109,96 @@ def test_same_line_declarations_and_ranges_get_distinct_keys(decl):
     fn = parse(text).functions[0]
     keys = {k for st in fn.statements if not st.is_label
             for k in FunctionAnalysis(fn).du[st.index - 1].defs if source_name(k) == name}
-    assert len(keys) == 1 and next(iter(keys)).startswith(f"{name}@L20c")
+    assert keys == {f"{name}@B2"}        # the second block's, not the first's (B1)
+
+
+TWO_WAITS = """.version 8.7
+.target sm_90
+.address_size 64
+.visible .entry k(.param .u64 k_param_0)
+{
+	.reg .b32 %r<8>;
+	.reg .pred %p<3>;
+	mov.u32 %r1, 1;
+	mov.u32 %r2, 2;
+	{
+	.reg .pred P1;
+LAB_WAIT:
+	setp.gt.u32 P1, %r1, 5;
+	add.u32 %r1, %r1, 1;
+	@!P1 bra LAB_WAIT;
+	}
+	{
+	.reg .pred P1;
+LAB_WAIT:
+	setp.gt.u32 P1, %r2, 5;
+	add.u32 %r3, %r2, 1;
+	@!P1 bra LAB_WAIT;
+	}
+	st.global.u32 [%rd0], %r3;
+	ret;
+}
+""".replace("[%rd0]", "[%r4]")
+
+
+def test_labels_are_local_to_their_block():
+    from rrsplice.cfg import build_cfg
+    fn = parse(TWO_WAITS).functions[0]
+    cfg = build_cfg(fn)
+    assert not cfg.unresolved
+    labs = [st.index for st in fn.statements if st.is_label]
+    bras = [st.index for st in fn.statements if st.base == "bra"]
+    assert len(labs) == 2 and len(bras) == 2
+    for lab, bra in zip(labs, bras):       # each retry loop branches back to its own label
+        assert lab in cfg.stmt_succs(bra)
+    fa = FunctionAnalysis(fn)
+    # %r1 is only read in the first loop: not live in the second one
+    second = StatementRange(labs[1], bras[1])
+    assert "%r1" not in fa.range_live_in(second)
+    assert "%r2" in fa.live_in_at(labs[1])
+    # the first loop's back edge reads %r1 again: live after its branch
+    assert "%r1" in fa.live_out_at(bras[0])
+
+
+def test_inline_asm_retry_loops_of_the_conformance_corpus_resolve_to_their_own_block():
+    from rrsplice.cfg import build_cfg
+    path = ROOT / "corpus_fixtures" / "conformance" / "nvcc" / "hopper_sm_90a.ptx"
+    for fn in parse(path).functions:
+        cfg = build_cfg(fn)
+        assert not cfg.unresolved
+        for st in fn.statements:
+            if st.base == "bra" and st.operands[0].name in ("LAB_WAIT", "DONE"):
+                (to,) = [s for s in cfg.stmt_succs(st.index)
+                         if fn.statements[s - 1].is_label
+                         and fn.statements[s - 1].label == st.operands[0].name]
+                assert fn.statements[to - 1].block is st.block
+
+
+def test_issue_warp_scan_block_keeps_its_registers_inside():
+    text = """.version 8.7
+.target sm_90
+.address_size 64
+.visible .entry k(.param .u64 k_param_0)
+{
+	.reg .b32 %r<5>;
+	.reg .pred %p<2>;
+	.reg .b64 %rd<2>;
+	ld.param.u64 %rd1, [k_param_0];
+	ld.global.u32 %r3, [%rd1];
+	{ .reg .pred p; .reg .b32 t;
+	shfl.sync.down.b32 t|p, %r3, 1, 31, -1;
+	@p add.u32 %r3, %r3, t; }
+	elect.sync _|%p1, -1;
+	@%p1 st.global.u32 [%rd1], %r3;
+	ret;
+}
+"""
+    fn = parse(text).functions[0]
+    fa = FunctionAnalysis(fn)
+    shfl, add = fn.statement(3), fn.statement(4)
+    assert set(fa.du[2].defs) == {"t@B1", "p@B1"}
+    assert set(fa.du[3].uses) == {"p@B1", "%r3", "t@B1"}
+    block = StatementRange(3, 4)
+    assert fa.range_live_in(block) == ["%r3"] and fa.range_live_out(block) == ["%r3"]
+    assert set(fa.du[4].defs) == {"%p1"} and fa.du[4].kills == ("%p1",)
+    assert shfl.text.strip().startswith("shfl") and add.guard is not None

@@ -137,7 +137,7 @@ def _check_region(rep: Report) -> None:
     _check_scopes(rep, fn, first, last)
     sp = _check_splice_text(rep, t.text, t.extern, fn, "call text" if rec.form == "cut_call"
                             else "insert text", rng=rng)
-    _check_control(rep, fn, rng, _dispatched(rep, sp))
+    _check_control(rep, fn, rng, _dispatched(rep, sp), _splice_labels(sp))
     if sp is not None and sp.fn is not None:
         _check_dataflow(rep, fn, rng, sp)
 
@@ -155,11 +155,20 @@ def _dispatched(rep: Report, sp) -> set:
         return set()
 
 
+def _splice_labels(sp) -> set:
+    """Labels the splice text defines itself (an entry label it keeps in front of its call)."""
+    if sp is None or sp.fn is None:
+        return set()
+    return {st.label for st in sp.statements if st.is_label}
+
+
 def _check_control(rep: Report, fn: Function, rng: StatementRange,
-                   dispatched: set = frozenset()) -> None:
+                   dispatched: set = frozenset(), kept: set = frozenset()) -> None:
     """Single entry; exits only to the statement after the region (or labels directly in
-    front of it) or to labels the splice text dispatches to after its call."""
-    from ..exits import return_labels
+    front of it) or to labels the splice text dispatches to after its call. A branch from
+    outside to the region's first statement (its head label) is an entry only when the
+    splice text keeps that label: the cut removes it from the kernel."""
+    from ..exits import branch_labels, return_labels
     back = return_labels(fn, rng)
     from ..cfg import build_cfg
     fa = rep.analysis
@@ -173,6 +182,14 @@ def _check_control(rep: Report, fn: Function, rng: StatementRange,
         for s in b.succs:
             dst = cfg.blocks[s].first
             inside_src, inside_dst = src in rng, dst in rng
+            head = dst == rng.first and stmts[dst - 1].is_label and \
+                stmts[dst - 1].label in branch_labels(stmts[src - 1])
+            if head and not inside_src and stmts[dst - 1].label not in kept:
+                st, lab = stmts[src - 1], stmts[dst - 1]
+                rep.add("error", "label-entry", f"{st.sid} `{st.text.strip()}` branches to "
+                        f"{lab.label} (line {lab.line}), the region's first statement, which "
+                        f"the cut removes: the splice text must begin with `{lab.label}:`",
+                        st=st)
             if not inside_src and inside_dst and dst != rng.first:
                 st, lab = stmts[src - 1], stmts[dst - 1]
                 key = (src, dst)

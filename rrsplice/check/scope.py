@@ -5,7 +5,7 @@ block may cross the region's boundary (rrsplice.scopes gives each its own identi
 from __future__ import annotations
 
 from ..model import Function
-from ..scopes import declaration_line, declared_registers, is_scoped, scope_blocks, source_name
+from ..scopes import declared_registers, declaring_block, is_scoped, scope_blocks, source_name
 from ..select import StatementRange
 from .report import Report
 
@@ -32,8 +32,11 @@ def _check_scopes(rep: Report, fn: Function, first: int, last: int) -> None:
 def _check_scoped_crossing(rep: Report, fa, rng: StatementRange) -> None:
     """Scope-local registers live into or out of the region."""
     for what, regs in (("into", fa.range_live_in(rng)), ("out of", fa.range_live_out(rng))):
-        scoped = [r for r in regs if is_scoped(r)]
-        for r in scoped:
-            rep.add("error", "scope-register", f"{source_name(r)} declared in the {{ }} block "
-                    f"at line {declaration_line(r)} is live {what} the region: a register local to a block "
-                    f"cannot cross the region's boundary", registers=[r])
+        for r in regs:
+            if not is_scoped(r):
+                continue
+            blk = declaring_block(fa.fn, r)
+            where = f"lines {blk.line}-{blk.end_line}" if blk is not None else "?"
+            rep.add("error", "scope-register", f"{source_name(r)} declared in the {{ }} block of "
+                    f"{where} is live {what} the region: a register local to a block cannot "
+                    f"cross the region's boundary", registers=[r])

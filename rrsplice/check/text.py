@@ -60,6 +60,14 @@ def parse_splice_text(text: str, extern: Optional[str] = None, *, what: str = "c
     """Parse `text` (and `extern`) with rrsplice.parse in a wrapper module. `closes` is how
     many enclosing braces the text itself closes (a legacy tail that ends the function)."""
     st = SpliceText(text=text, extern=extern)
+    for part, label in ((text, what), (extern or "", "extern text")):
+        try:
+            part.encode("utf-8")
+        except UnicodeEncodeError as exc:
+            st.error = (f"{label} is not valid text: character {exc.start} is "
+                        f"{ascii(part[exc.start])} ({exc.reason})")
+            st.error_line = part.count("\n", 0, exc.start) + 1
+            return st
     ext = (extern or "")
     if ext and not ext.endswith("\n"):
         ext += "\n"

@@ -52,7 +52,8 @@ def check_cmd(recipe, corpus, any_module, stage, target, verbose, as_json):
 
 @main.command("apply", epilog=examples(
     "rrsplice apply recipes/swin_dec2.py --ptxas sm_89",
-    "rrsplice apply recipes/swin_dec2.py -o /tmp/dec2.ptx --debug dec2.p1_out"))
+    "rrsplice apply recipes/swin_dec2.py -o /tmp/dec2.ptx --debug dec2.p1_out",
+    "rrsplice apply recipes/tiny_family.py --all corpus_fixtures -o /tmp/family"))
 @click.argument("recipe", type=click.Path(dir_okay=False))
 @click.option("-o", "--output", "out", metavar="OUT", default=None, type=click.Path(),
               help="Output file or existing directory (default: out/<module>.<recipe>.ptx "

@@ -6,6 +6,7 @@ from __future__ import annotations
 from typing import Optional
 
 from ..model import Function, Module, Statement, Symbol
+from ..scopes import Labels
 from ..select import StatementRange
 from ..semantics import TERMINATORS, def_use, is_pseudo
 from .common import OutlineError, _iter_blocks
@@ -87,6 +88,7 @@ def region_needs(fn: Function, rng: StatementRange, live_at_exit: set,
     index of a first such read."""
     idx = list(range(rng.first, rng.last + 1))
     sts = {i: fn.statement(i) for i in idx}
+    scoped = Labels(fn)
     succ = {}
     for i in idx:
         st = sts[i]
@@ -98,7 +100,7 @@ def region_needs(fn: Function, rng: StatementRange, live_at_exit: set,
             targets = []
             leaves = False
             for name in _branch_targets(st):
-                lab = fn.label_statement(name)
+                lab = scoped.resolve(st, name)
                 if lab is None:
                     raise OutlineError(f"{st.sid} (line {st.line}) branches to {name}, which "
                                        f"is not a label of {fn.name}")
@@ -118,15 +120,16 @@ def region_needs(fn: Function, rng: StatementRange, live_at_exit: set,
                 (nxt if st.guard is not None else [])
         else:
             succ[i] = nxt
-    labels = {sts[i].label: i for i in idx if sts[i].is_label}
+    labels = {sts[i].label for i in idx if sts[i].is_label}
     if labels:
         for st in fn.statements:
             if st.index in rng or st.is_label:
                 continue
             for name in _branch_targets(st):
-                if name in labels:
+                lab = scoped.resolve(st, name) if name in labels else None
+                if lab is not None and lab.index in rng and lab.index != rng.first:
                     raise OutlineError(f"{st.sid} (line {st.line}), outside the region, branches "
-                                       f"to {name} (line {sts[labels[name]].line}) inside it: "
+                                       f"to {name} (line {lab.line}) inside it: "
                                        f"the region has a second entry")
     # basic blocks of the region, gen/kill as bitsets over the region's registers
     du = {i: def_use(sts[i]) for i in idx}

@@ -11,6 +11,7 @@
 from __future__ import annotations
 
 from ..model import Function
+from ..recipe import RecipeError, call_user
 from .rules import Issue, Replacement, RewritePlan, Rule
 
 USER_KEYS = {"opcode", "replace", "extern", "name"}
@@ -37,13 +38,20 @@ class UserRule(Rule):
                      if st.guard is not None else "")
             try:
                 if callable(self.replace):
-                    text = self.replace(st.opcode, ops, guard)
+                    # the recipe's own code: contained like recipe() itself (any exception,
+                    # SystemExit included, becomes a finding; prints go to stderr)
+                    text = call_user(self.source, "rewrites", f"rule {self.name!r}",
+                                     self.replace, st.opcode, ops, guard)
                 else:
                     text = self.replace.format(*ops, guard=guard, opcode=st.opcode)
-            except Exception as exc:  # noqa: BLE001 - users' code
-                plan.issues.append(Issue("error", "rewrite-rule", f"{st.sid}: rule "
-                                         f"{self.name!r} of {self.source} failed: "
-                                         f"{type(exc).__name__}: {exc}", st))
+            except RecipeError as exc:
+                plan.issues.append(Issue("error", "rewrite-rule", f"{st.sid}: {exc.message}",
+                                         st))
+                continue
+            except (IndexError, KeyError, ValueError) as exc:
+                plan.issues.append(Issue("error", "rewrite-rule", f"{st.sid}: the template of "
+                                         f"rule {self.name!r} of {self.source} does not fit "
+                                         f"`{st.opcode}`: {type(exc).__name__}: {exc}", st))
                 continue
             if not isinstance(text, str) or "\n" in text.strip("\n"):
                 plan.issues.append(Issue("error", "rewrite-rule", f"{st.sid}: rule "
