@@ -205,14 +205,17 @@ MUTATIONS = [
         "a guarded branch never falls through"),
     Mut(C, "cfg-unguarded-falls", 'falls = st.guard is not None', 'falls = True',
         "an unguarded branch or ret falls through"),
-    Mut(C, "cfg-label-leader", '''            labels[st.label] = st.index
-            leader[st.index] = True''', '''            labels[st.label] = st.index''',
+    Mut(C, "cfg-label-leader", '''        if st.is_label:
+            leader[st.index] = True''', '''        if st.is_label:
+            pass''',
         "a label does not start a block"),
     Mut(C, "cfg-after-terminator-leader", 'leader[st.index + 1] = True', 'pass',
         "the statement after a branch does not start a block"),
-    Mut(C, "cfg-brx-targets", '''                        if t in labels:
-                            succ_stmts.append(labels[t])''', '''                        if t in labels:
-                            break''', "brx.idx reaches none of its table's labels"),
+    Mut(C, "cfg-brx-targets", '''                        if lab is not None:
+                            succ_stmts.append(lab.index)
+                        else:''', '''                        if lab is not None:
+                            break
+                        else:''', "brx.idx reaches none of its table's labels"),
     Mut(C, "cfg-unresolved", 'unresolved.append((st.index, target))', 'pass',
         "a branch to an undefined label not reported"),
     Mut(C, "cfg-preds-missing", 'blocks[sb].preds.append(b.id)', 'pass',
@@ -522,9 +525,8 @@ MUTATIONS = [
     Mut(ORG, "outline-branch-out", '                    if name in exit_labels:\n                        leaves = True\n                        continue\n                    raise OutlineError(',
         '                    if True:\n                        leaves = True\n                        continue\n                    raise OutlineError(',
         "a branch out of the region accepted"),
-    Mut(ORG, "outline-second-entry", '''                if name in labels:
-                    raise OutlineError''', '''                if name in labels and False:
-                    raise OutlineError''', "a branch into the region from outside accepted"),
+    Mut(ORG, "outline-second-entry", 'if lab is not None and lab.index in rng and lab.index != rng.first:',
+        'if False:', "a branch into the region from outside accepted"),
     Mut(ORG, "outline-brx", '''            if st.base == "brx" and not targets:''', '''            if False:''',
         "an indirect branch in the region accepted",
         equivalent='an indirect branch names a .branchtargets table, not a label, so the region check refuses it one step earlier ("branches to TABLE, which is not a label")'),
