@@ -283,3 +283,15 @@ def test_kernel_register_also_declared_in_a_scoped_block_is_recomputed():
     prefix = ["{", ".reg .b32 %r5;", "mov.u32 %r5, 1;", "}", "add.s32 %r5, %r1, 3;"]
     want, got, o = run_both(prefix, ["add.s32 %r6, %r5, 1;"], ["%r1"], ["%r6"])
     assert "%r5" in o.recomputed and got == want
+
+
+def test_region_needs_refuses_a_branch_to_a_label_that_is_not_an_exit():
+    # the body's liveness walk meets a branch to a label before the region: unless the
+    # caller names it as an exit the call text dispatches on, there is nowhere to go
+    with pytest.raises(OutlineError, match="outside the region"):
+        needs(["$L_top:"], ["add.s32 %r6, %r1, 1;", "@%p1 bra $L_top;"])
+    mod, fn, rng, _, _ = kernel(["$L_top:"], ["add.s32 %r6, %r1, 1;", "@%p1 bra $L_top;"],
+                                ["%r1"], ["%r6"])
+    # named as an exit, the same branch is a way out of the body: %r6 is read at it
+    got = region_needs(fn, rng, {"%r6"}, exit_labels=frozenset({"$L_top"}))
+    assert set(got) == {"%r1", "%p1"}

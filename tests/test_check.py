@@ -41,6 +41,7 @@ FAILING = {
     "label_entry.py": "label-entry",
     "branch_exit.py": "branch-exit",
     "scratch_size.py": "scratch-size",
+    "scratch_overlap4.py": "scratch-size",
     "scratch_live.py": "scratch-live",
     "scratch_race.py": "scratch-race",
     "shared_base.py": "shared-base",
@@ -258,3 +259,14 @@ def test_scaffold_param_passes_the_shared_base_and_outlines(tmp_path):
     assert rep.ok, [f.render() for f in rep.errors]
     out, _, _ = outline_recipe(sc.path)
     assert out.ptx
+
+
+def test_undeclared_register_is_reported_and_never_counted_as_passed():
+    # the call text reads %rswin2, which only a `.reg %rswin<3>` would declare: it is an
+    # error, and it must not appear among the kernel registers the call hands over
+    rep = check_recipe(BAD / "undeclared.py")
+    assert [(f.code, f.registers) for f in rep.errors] == [("undeclared", ["%rswin2"])]
+    passed = rep.facts["passed"]
+    assert "%rswin2" not in passed
+    good = check_recipe(BAD / "good_dec2.py").facts["passed"]
+    assert sorted(passed) == sorted(good)
