@@ -19,7 +19,7 @@ from ptx_interp import Machine, Unsupported, _execute, run
 from rrsplice.outline import OutlineError, build_outline
 from rrsplice.parser import parse
 from rrsplice.select import StatementRange
-from test_outline_oracle import CONST, HEAD, Gen, _dest, fresh_machine
+from test_outline_oracle import HEAD, Gen, _dest, fresh_machine, run_body
 
 EXITS = ["$X1", "$X2"]          # dispatched exits: index 1 and 2; "$RET" (0) follows the cut
 
@@ -119,14 +119,7 @@ def outcome(seed: int):
     assert run(fn, kernel, 1, rng.first - 1) == "exit"
     at_entry = copy.deepcopy(kernel)
     went = run_region(fn, kernel, rng.first, rng.last)
-    body = [f for f in parse(o.ptx.decode()).functions if f.name == "body"][0]
-    bm = Machine(mem=copy.deepcopy(at_entry.mem), special=dict(at_entry.special))
-    bm.symbols.update({"ctab": ("const", CONST), "body_ret": ("param", None)})
-    bm.mem["param"] = {}
-    for i, r in enumerate(passed):
-        bm.symbols[f"body_a{i}"] = ("param", None)
-        bm.mem["param"][(f"body_a{i}", 0)] = at_entry.regs[r]
-    assert run(body, bm) == "ret"
+    bm = run_body(o, at_entry, passed)
     got = {r: bm.mem["param"].get(("body_ret", 4 * i)) for i, r in enumerate(returned)}
     want = {r: kernel.regs[r] for r in returned}
     index = bm.mem["param"].get(("body_ret", 4 * len(returned)))

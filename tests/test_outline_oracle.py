@@ -237,6 +237,21 @@ def fresh_machine(seed: int) -> Machine:
     return m
 
 
+def run_body(o, at_entry: Machine, passed) -> Machine:
+    """Run the outlined body `o` on a machine holding the kernel's memory at the region's
+    entry, its parameters the passed registers' values there; returns that machine (its
+    `param` memory holds what the body stored for the read-back)."""
+    body = [f for f in parse(o.ptx.decode()).functions if f.name == "body"][0]
+    bm = Machine(mem=copy.deepcopy(at_entry.mem), special=dict(at_entry.special))
+    bm.symbols.update({"ctab": ("const", CONST), "body_ret": ("param", None)})
+    bm.mem["param"] = {}
+    for i, r in enumerate(passed):
+        bm.symbols[f"body_a{i}"] = ("param", None)
+        bm.mem["param"][(f"body_a{i}", 0)] = at_entry.regs[r]
+    assert run(body, bm) == "ret"
+    return bm
+
+
 def outcome(seed: int):
     """'refused' (with the reason), 'ret' (the region returns: nothing to compare), or
     'same' after checking the body's read-back values against the region's."""
@@ -251,16 +266,7 @@ def outcome(seed: int):
     assert run(fn, kernel, 1, rng.first - 1) == "exit"
     at_entry = copy.deepcopy(kernel)
     how = run(fn, kernel, rng.first, rng.last)
-    body_mod = parse(o.ptx.decode())
-    body = [f for f in body_mod.functions if f.name == "body"][0]
-    bm = Machine(mem=copy.deepcopy(at_entry.mem), special=dict(at_entry.special))
-    bm.symbols.update({"ctab": ("const", CONST), "body_ret": ("param", None)})
-    bm.mem["param"] = {}
-    for i, r in enumerate(passed):
-        bm.symbols[f"body_a{i}"] = ("param", None)
-        bm.mem["param"][(f"body_a{i}", 0)] = at_entry.regs[r]
-    body_how = run(body, bm)
-    assert body_how == "ret"
+    bm = run_body(o, at_entry, passed)
     if how == "ret":
         return "ret", ""
     got = {r: bm.mem["param"].get(("body_ret", 4 * i)) for i, r in enumerate(returned)}

@@ -22,6 +22,7 @@ from hypothesis import strategies as st
 from rrsplice import parse
 from rrsplice.dataflow import FunctionAnalysis
 from rrsplice.select import StatementRange
+from test_liveness_property import Reference   # the brute-force path search
 
 HEADER = [".version 8.7", ".target sm_90", ".address_size 64", "",
           ".visible .entry k()", "{",
@@ -163,73 +164,6 @@ def layout(top):
 
 
 # ---------------------------------------------------------------- the reference
-
-class Reference:
-    """Brute-force path search over the statements (1-based)."""
-
-    def __init__(self, stmts):
-        self.stmts = stmts
-        n = len(stmts)
-        where = {s.label: i for i, s in enumerate(stmts, 1) if s.kind == "label"}
-        self.succ = {}
-        for i, s in enumerate(stmts, 1):
-            nxt = [i + 1] if i < n else []
-            if s.kind == "bra":
-                self.succ[i] = [where[s.target]] + (nxt if s.guarded else [])
-            elif s.kind == "ret":
-                self.succ[i] = []
-            else:
-                self.succ[i] = nxt
-        self.regs = sorted({r for s in stmts for r in s.uses | s.defs})
-
-    def reads_before_kill(self, start, reg, inside=None) -> bool:
-        seen, stack = set(), [start]
-        while stack:
-            i = stack.pop()
-            if i in seen or (inside is not None and i not in inside):
-                continue
-            seen.add(i)
-            s = self.stmts[i - 1]
-            if reg in s.uses:
-                return True
-            if reg not in s.kills:
-                stack.extend(self.succ[i])
-        return False
-
-    def live_in(self, i):
-        return {r for r in self.regs if self.reads_before_kill(i, r)}
-
-    def live_out(self, i):
-        out = set()
-        for t in self.succ[i]:
-            out |= self.live_in(t)
-        return out
-
-    def range_live_in(self, a, b):
-        inside = set(range(a, b + 1))
-        preds = {i: [j for j in self.succ if i in self.succ[j]] for i in inside}
-        entries = [i for i in inside if i == 1 or any(p not in inside for p in preds[i])]
-        return {r for r in self.regs
-                if any(self.reads_before_kill(e, r, inside) for e in entries)}
-
-    def range_live_out(self, a, b):
-        inside = set(range(a, b + 1))
-        exits = [(i, t) for i in inside for t in self.succ[i] if t not in inside]
-        out = set()
-        for r in self.regs:
-            reach, stack = set(), [i for i in inside if r in self.stmts[i - 1].defs]
-            while stack:
-                i = stack.pop()
-                if i in reach or i not in inside:
-                    continue
-                reach.add(i)
-                stack.extend(self.succ[i])
-            if any(i in reach and r in self.live_in(t) for i, t in exits):
-                out.add(r)
-        return out
-
-
-# ---------------------------------------------------------------- the properties
 
 def _analysis(text, stmts):
     fn = parse(text).functions[0]
