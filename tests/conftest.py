@@ -84,3 +84,24 @@ def pytest_runtest_logfinish(nodeid, location):
             rss = int(f.read().split("VmRSS:")[1].split()[0]) // 1024
         with open(log, "a") as f:
             f.write(f"{os.getpid()} {rss} {nodeid}\n")
+
+
+@pytest.hookimpl(hookwrapper=True)
+def pytest_runtest_protocol(item, nextitem):
+    """With RRSPLICE_TEST_CPU_LOG=FILE, append `cpu_seconds test` after every test: the CPU
+    time of the test's process and of the tools it ran (setup and teardown included), which
+    other load on the machine distorts far less than wall time."""
+    log = os.environ.get("RRSPLICE_TEST_CPU_LOG")
+    if not log:
+        yield
+        return
+    import resource
+
+    def cpu() -> float:
+        own = resource.getrusage(resource.RUSAGE_SELF)
+        kids = resource.getrusage(resource.RUSAGE_CHILDREN)
+        return own.ru_utime + own.ru_stime + kids.ru_utime + kids.ru_stime
+    t0 = cpu()
+    yield
+    with open(log, "a") as f:
+        f.write(f"{cpu() - t0:.3f} {item.nodeid}\n")

@@ -37,6 +37,7 @@ def archs_for(ptx: Path) -> list:
     return [a for a in ("sm_89", "sm_120") if int(a[3:]) >= sm]
 
 
+@pytest.mark.slow
 def test_seed_output_is_input_with_the_cut_replaced(tmp_path):
     res = apply(SEED, out=tmp_path / "seed.ptx")
     data = DEC2.read_bytes()
@@ -51,6 +52,7 @@ def test_seed_output_is_input_with_the_cut_replaced(tmp_path):
     parse(res.output)                                        # re-parses
 
 
+@pytest.mark.slow
 def test_output_outside_the_edits_is_byte_identical(tmp_path):
     res = apply(ROOT / "recipes" / "swin_dec1.py", out=tmp_path / "d1.ptx")
     src = (BUNDLED_CORPUS / "0022-PREPASS_ENTRYPOINT_NAME.ptx").read_bytes()
@@ -68,6 +70,7 @@ def test_extern_goes_before_the_calling_function(tmp_path):
     assert out.index(".extern .func d4r_swin_dec2") > out.index(".address_size")
 
 
+@pytest.mark.slow
 def test_default_output_and_never_over_the_input(tmp_path):
     corpus = tmp_path / "corpus"
     corpus.mkdir()
@@ -178,6 +181,7 @@ def test_seed_output_is_rejected_by_ptxas_and_reported(tmp_path, ptxas_path):
     assert data["ok"] is False and data["ptxas"][0]["ok"] is False
 
 
+@pytest.mark.slow
 def test_cli_apply_summary_and_json(tmp_path):
     r = CliRunner().invoke(main, ["apply", str(ROOT / "recipes" / "swin_dec2.py"), "-o",
                                   str(tmp_path / "o.ptx")])
@@ -204,6 +208,7 @@ def _mma_range(ptx: Path) -> str:
 
 
 @pytest.mark.parametrize("abi", ["scratch", "param"])
+@pytest.mark.slow
 def test_scaffold_dec2_matches_the_seed_and_checks(tmp_path, abi):
     sc = new_recipe("swin_dec2", DEC2, "s452-s15510", abi=abi, out=tmp_path / "swin_dec2.py")
     seed = load_recipe(SEED)
@@ -235,6 +240,7 @@ def test_scaffold_every_real_fixture_checks_and_assembles(ptx, tmp_path, ptxas_p
             assert r.ok, (abi, arch, r.log[-2000:])
 
 
+@pytest.mark.slow
 def test_scaffold_refuses_existing_file_and_bad_names(tmp_path):
     p = tmp_path / "x.py"
     p.write_text("")

@@ -106,6 +106,7 @@ def _host_build(tmp_path, header_dir, source: str) -> Path:
     return exe
 
 
+@pytest.mark.slow
 def test_staging_round_trips_a_known_image(p1, tmp_path):
     res = new_body(p1 / "p1.py", "cuda", tmp_path / "b.cu")
     text = res.body.read_text()
@@ -215,6 +216,7 @@ def _host_fallback(tmp_path, header_dir, a, b, c) -> np.ndarray:
     return d
 
 
+@pytest.mark.slow
 def test_hip_fallback_is_the_exact_sum_model(p1, tmp_path):
     res = new_body(p1 / "p1.py", "hip", tmp_path / "b.hip")
     rng = np.random.default_rng(11)
@@ -236,6 +238,7 @@ def _clang() -> str:
     return exe
 
 
+@pytest.mark.slow
 def test_hip_body_compiles_for_gfx1201_with_the_extern_signature(p1, tmp_path):
     clang = _clang()
     res = new_body(p1 / "p1_b64.py", "hip", tmp_path / "b.hip")
@@ -253,6 +256,7 @@ def test_hip_body_compiles_for_gfx1201_with_the_extern_signature(p1, tmp_path):
     assert args == [{".b32": "i32", ".b64": "i64"}[t] for _, t in eparams]
 
 
+@pytest.mark.slow
 def test_cuda_body_links_with_the_patched_module(p1, tmp_path, ptxas_path, nvlink_path):
     nvcc = shutil.which("nvcc")
     if nvcc is None:

@@ -40,6 +40,7 @@ def cli(*args, env=None, cwd=ROOT):
 
 # ------------------------------------------------------------------------------ pipes
 
+@pytest.mark.slow
 def test_piped_mma_table_is_complete(model):
     r = cli("mma", DEC2)
     assert r.returncode == 0, r.stderr
@@ -55,6 +56,7 @@ def test_piped_mma_table_is_complete(model):
         assert not re.search(r"%r\d*$", ln.rstrip()) or ln.rstrip().endswith("}"), ln
 
 
+@pytest.mark.slow
 def test_piped_liveness_lists_every_register_on_its_row():
     r = cli("liveness", "--range", "s452-s15510")
     assert r.returncode == 0, r.stderr
@@ -86,6 +88,7 @@ def test_long_paths_and_markup_in_data_are_printed_literally(tmp_path):
 
 # -------------------------------------------------------------------------- diagnostics
 
+@pytest.mark.slow
 def test_check_findings_are_compiler_diagnostics_on_stderr():
     recipe = BAD / "live_out.py"
     r = cli("check", recipe)
@@ -138,6 +141,7 @@ def test_errors_are_one_diagnostic_line(tmp_path):
     (["verify", RECIPES / "swin_tiny_sm120.py", "--arch", "sm_89"],
      ".target is sm_120; ptxas cannot assemble it for sm_89"),
 ])
+@pytest.mark.slow
 def test_bad_input_is_exit_2_with_a_clear_message(args, needle, tmp_path):
     r = cli(*args, "-o", tmp_path / "out.ptx") if args[0] == "apply" else cli(*args)
     assert r.returncode == 2, (r.stdout, r.stderr)
@@ -151,6 +155,7 @@ def test_corpus_from_the_environment_must_exist():
     assert "$RRSPLICE_CORPUS /no/such/corpus: no such directory" in r.stderr
 
 
+@pytest.mark.slow
 def test_a_typod_module_is_an_error_unless_any_module(tmp_path):
     text = (RECIPES / "swin_dec2.py").read_text()
     typo = tmp_path / "swin_dec2.py"
@@ -176,6 +181,7 @@ def test_apply_without_an_assembler_writes_nothing(tmp_path):
     assert "ptxas not found" in r.stderr and "nvidia-cuda-nvcc" in r.stderr
 
 
+@pytest.mark.slow
 def test_scaffolded_recipe_for_a_module_elsewhere_checks_without_flags(tmp_path):
     mods = tmp_path / "kernels"
     mods.mkdir()

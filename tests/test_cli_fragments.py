@@ -8,6 +8,7 @@ import subprocess
 import sys
 import zlib
 
+import pytest
 from click.testing import CliRunner
 
 from rrsplice.cli.app import main
@@ -85,6 +86,7 @@ def test_descriptor_writes_python_with_evidence(tmp_path):
     assert "'+40': 40,  # s5 line 34: ld.param.u64 %rd7, [rrswin_tiny_kernel_param_0+40]" in text
 
 
+@pytest.mark.slow
 def test_descriptor_all_and_phases_all_give_the_corpus_table(tmp_path, monkeypatch):
     monkeypatch.setenv("RRSPLICE_CACHE_DIR", str(tmp_path / "cache"))
     corpus = tmp_path / "corpus"

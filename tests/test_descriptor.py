@@ -29,6 +29,7 @@ def case(request):
     return truth, fn, describe(fn, fa)
 
 
+@pytest.mark.slow
 def test_phases_match_the_generator(case):
     truth, _fn, desc = case
     got = plain(desc)["phases"]

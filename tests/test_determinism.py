@@ -6,6 +6,7 @@ import filecmp
 import subprocess
 import sys
 
+import pytest
 from click.testing import CliRunner
 
 from conftest import FIXTURES, RECIPES, ROOT
@@ -18,6 +19,7 @@ def _run(args, env=None):
     return r.output
 
 
+@pytest.mark.slow
 def test_seed_generator_reproduces_the_committed_modules(tmp_path):
     # the generator's own run of the independent checker (scripts/check_seed_modules.py)
     # must pass on what it wrote, and what it wrote must be the committed modules
@@ -34,6 +36,7 @@ def test_small_fixture_generator_matches_the_files_on_disk():
     assert r.returncode == 0, r.stdout + r.stderr
 
 
+@pytest.mark.slow
 def test_apply_twice_gives_identical_bytes(tmp_path):
     a, b = tmp_path / "a.ptx", tmp_path / "b.ptx"
     _run(["apply", str(RECIPES / "swin_dec1.py"), "-o", str(a)])
@@ -61,6 +64,7 @@ def test_scaffold_twice_gives_identical_text(tmp_path):
     assert outs[0] == outs[1]
 
 
+@pytest.mark.slow
 def test_liveness_report_is_the_same_from_the_cache_and_without_it(tmp_path):
     args = ["liveness", str(FIXTURES / "0022-PREPASS_ENTRYPOINT_NAME.ptx"),
             "--range", "s403-s15988", "--json"]

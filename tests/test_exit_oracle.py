@@ -13,6 +13,7 @@ from __future__ import annotations
 import copy
 import random
 
+import pytest
 from hypothesis import HealthCheck, given, settings, strategies as st
 
 from ptx_interp import Machine, Unsupported, _execute, run
@@ -133,10 +134,12 @@ def outcome(seed: int):
 @settings(max_examples=60, deadline=None, derandomize=True,
           suppress_health_check=list(HealthCheck))
 @given(st.integers(min_value=0, max_value=10 ** 6))
+@pytest.mark.slow
 def test_outlined_body_leaves_where_the_region_leaves(seed):
     outcome(seed)
 
 
+@pytest.mark.slow
 def test_the_exit_oracle_takes_every_exit():
     """Over a fixed set of kernels every exit is taken by some compared run."""
     went: dict = {}

@@ -34,6 +34,7 @@ def _jobs():
     return jobs
 
 
+@pytest.mark.slow
 def test_corpus_is_complete():
     names = {p.name for p in GOOD}
     assert set(SEED) <= names

@@ -32,6 +32,7 @@ def case(request):
     return truth, _maps(stem, arch)
 
 
+@pytest.mark.slow
 def test_geometry_matches_generator(case):
     truth, maps = case
     assert len(maps) == len(truth["phases"])

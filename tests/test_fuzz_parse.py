@@ -7,6 +7,7 @@ from __future__ import annotations
 import random
 import shutil
 
+import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
@@ -22,6 +23,7 @@ BUDGET = settings(max_examples=600, deadline=None, derandomize=True, database=No
 
 @BUDGET
 @given(SEEDS)
+@pytest.mark.slow
 def test_mutated_fixtures_parse_or_fail_with_a_position(seed):
     rnd = random.Random(seed)
     name, data = fixture(rnd)

@@ -8,6 +8,7 @@ from __future__ import annotations
 import random
 import shutil
 
+import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
@@ -22,6 +23,7 @@ from fuzzing import (MODULE_TEXT, check_cli_outcome, recipe_args, recipe_source,
 @settings(max_examples=60, deadline=None, derandomize=True, database=None,
           suppress_health_check=[HealthCheck.too_slow, HealthCheck.function_scoped_fixture])
 @given(SEEDS)
+@pytest.mark.slow
 def test_hostile_recipes_end_cleanly_and_write_only_their_output(tmp_path_factory, seed):
     rnd = random.Random(seed)
     root = tmp_path_factory.mktemp("fuzzrecipe")

@@ -27,6 +27,7 @@ def test_kernel_recipe_maps_both_names(tmp_path):
     assert recipe_kernel("swin_dec2_recipe.py") == "cuda_dldn_engine_swin_dec2_kernel"
 
 
+@pytest.mark.slow
 def test_apply_recipe_returns_the_output(tmp_path):
     out = apply_recipe(ROOT / "recipes" / "swin_dec2.py", out=tmp_path / "p.ptx")
     assert out == tmp_path / "p.ptx" and out.read_text().count("call.uni d4r_swin_dec2") == 1
@@ -34,6 +35,7 @@ def test_apply_recipe_returns_the_output(tmp_path):
     assert apply_recipe(seed, out=tmp_path / "s.ptx").is_file()
 
 
+@pytest.mark.slow
 def test_apply_recipe_with_corpus(tmp_path):
     corpus = tmp_path / "c"
     corpus.mkdir()

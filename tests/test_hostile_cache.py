@@ -48,6 +48,7 @@ def _cli(env, *args):
                           capture_output=True, text=True, timeout=300)
 
 
+@pytest.mark.slow
 def test_a_pickle_planted_in_the_temp_directory_is_never_loaded(tmp_path):
     env = _env(tmp_path)
     marker = tmp_path / "pwned"
@@ -137,6 +138,7 @@ def test_a_flipped_byte_in_an_entry_is_a_miss_not_a_wrong_answer(tmp_path, monke
         _fresh_statements(src)
 
 
+@pytest.mark.slow
 def test_json_of_the_wrong_shape_is_a_miss(tmp_path):
     env = _env(tmp_path)
     src = tmp_path / "m.ptx"
@@ -200,6 +202,7 @@ def test_the_cache_stays_under_its_size_limit_evicting_the_oldest(tmp_path, monk
     assert cache.info()["entries"] == 0
 
 
+@pytest.mark.slow
 def test_cache_info_and_clear_commands(tmp_path):
     env = _env(tmp_path)
     src = tmp_path / "m.ptx"

@@ -12,6 +12,7 @@ import sys
 import time
 from pathlib import Path
 
+import pytest
 from rrsplice import cache
 from rrsplice.parser import parse_bytes
 
@@ -36,6 +37,7 @@ def _whole(p: Path) -> bool:
     return len(data) == SIZE and data.count(data[:1]) == SIZE
 
 
+@pytest.mark.slow
 def test_a_writer_killed_mid_write_never_leaves_a_partial_output(tmp_path):
     target = tmp_path / "out.ptx"
     env = dict(os.environ, PYTHONPATH=str(ROOT))
@@ -53,6 +55,7 @@ def test_a_writer_killed_mid_write_never_leaves_a_partial_output(tmp_path):
     assert kills == 12 and target.exists()
 
 
+@pytest.mark.slow
 def test_concurrent_writers_leave_one_whole_output_and_no_temporary_files(tmp_path):
     target = tmp_path / "out.ptx"
     code = ("import sys\nfrom rrsplice.fsutil import write_atomic\n"

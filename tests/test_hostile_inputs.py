@@ -97,6 +97,7 @@ def test_huge_integers_in_declarations_are_typed_errors(tmp_path):
         assert not out["ok"] and "longer than" in out["error"], out
 
 
+@pytest.mark.slow
 def test_a_huge_operand_list_stays_in_the_memory_bound(tmp_path, baseline_kb):
     out = probe(tmp_path, in_body("add.s32 %r1, " + ", ".join(["%r1"] * 500_000) + ";\n"),
                 timeout=120)
@@ -123,6 +124,7 @@ def _cli_parse(path, cwd):
                           env=dict(os.environ, PYTHONPATH=str(ROOT)))
 
 
+@pytest.mark.slow
 def test_paths_that_are_not_readable_files_are_typed_errors(tmp_path):
     os.mkfifo(tmp_path / "fifo")
     (tmp_path / "l1").symlink_to(tmp_path / "l2")
@@ -138,6 +140,7 @@ def test_paths_that_are_not_readable_files_are_typed_errors(tmp_path):
             rrsplice.parse(str(tmp_path / name) if name != "n" * 300 + ".ptx" else name)
 
 
+@pytest.mark.slow
 def test_recipe_paths_and_module_names_that_are_not_files_are_typed_errors(tmp_path):
     os.mkfifo(tmp_path / "fifo.py")
     (tmp_path / "l1.py").symlink_to(tmp_path / "l2.py")

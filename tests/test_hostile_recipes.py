@@ -52,6 +52,7 @@ def test_an_exit_in_recipe_code_is_a_clean_error_naming_the_recipe(tmp_path, cas
     assert res.stdout == ""
 
 
+@pytest.mark.slow
 def test_an_exit_in_stages_and_debug_block_is_a_clean_error(tmp_path):
     r = project(tmp_path, BASE + "import sys\ndef stages():\n    sys.exit(0)\n")
     res = cli("apply", r, "--corpus", tmp_path, "--debug", "s1", "-o", tmp_path / "o.ptx")
@@ -99,6 +100,7 @@ ESCAPES = {
 
 
 @pytest.mark.parametrize("case", sorted(ESCAPES))
+@pytest.mark.slow
 def test_call_text_that_leaves_its_function_fails_check(tmp_path, case):
     shutil.copy(TINY, tmp_path / TINY.name)
     src = (ROOT / "recipes" / "swin_tiny_sm89.py").read_text()

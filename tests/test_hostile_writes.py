@@ -104,6 +104,7 @@ def test_apply_refuses_to_overwrite_its_module_through_a_symlink(project):
     assert snapshot(project) == before
 
 
+@pytest.mark.slow
 def test_outline_refuses_to_overwrite_its_module(tmp_path):
     shutil.copy(TINY, tmp_path / TINY.name)
     recipe = tmp_path / "swin_tiny_sm89.py"
@@ -138,6 +139,7 @@ def test_new_files_get_the_umask_mode_and_replaced_files_keep_theirs(tmp_path):
         os.umask(old)
 
 
+@pytest.mark.slow
 def test_a_write_error_names_the_target_not_the_temporary_file(tmp_path):
     (tmp_path / "afile").write_text("x")
     target = tmp_path / "afile" / "out.ptx"

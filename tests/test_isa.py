@@ -150,6 +150,7 @@ def test_the_facts_the_analyses_read():
         assert row.section and row.roles, key
 
 
+@pytest.mark.slow
 def test_uncovered_is_empty_on_the_conformance_corpus():
     files = sorted(CONFORMANCE.rglob("*.ptx"))
     assert len(files) >= 50

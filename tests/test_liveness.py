@@ -107,6 +107,7 @@ def corpus_files():
 
 
 @pytest.mark.parametrize("path", corpus_files(), ids=lambda p: str(p.relative_to(FIX)))
+@pytest.mark.slow
 def test_every_use_is_live_in_or_defined_earlier(path):
     """The solver's fixpoint on every corpus function: the dataflow equations hold over
     rrsplice's own def/use. This is a self-consistency check of the solver, not an oracle
@@ -150,6 +151,7 @@ def test_every_use_is_live_in_or_defined_earlier(path):
             assert undefined == MAY_BE_UNDEFINED.get(fn.name, set()), (fn.name, undefined)
 
 
+@pytest.mark.slow
 def test_statement_sets_match_a_plain_backward_scan_on_the_large_module():
     """Checkpointed per-statement queries equal a scan from the block's end (the fast
     query path against the plain one, both over rrsplice's def/use: self-consistency)."""
@@ -178,6 +180,7 @@ def recipe_constants():
     return ns
 
 
+@pytest.mark.slow
 def test_dec2_live_out_is_exactly_the_return_registers():
     fa = analyze(body_fn(module(DEC2)))
     assert fa.range_live_out(StatementRange(452, 15510)) == [
@@ -222,6 +225,7 @@ def test_dec1_live_out_is_exactly_the_ten_stated_registers():
 
 # ---------------------------------------------------------------- large real-compiler module
 
+@pytest.mark.slow
 def test_large_module_epilogue_region_checked_by_hand():
     """The last two texture reads, the integer-coordinate arithmetic and the bounds test of
     swin_big_sm89.ptx (nvcc output), from `tex ... [%rd8, {...}]` to `@%pN bra $L__BB0_2`
@@ -310,6 +314,7 @@ def test_cli_liveness_json_on_cfg_loops(cache_env):
         assert x["class"] in ("passed", "derivable", "special", "other")
 
 
+@pytest.mark.slow
 def test_cli_liveness_default_module_and_recipe_agree(cache_env, tmp_path):
     r1 = run_cli("liveness", "--range", "s452-s15510", "--json", env=cache_env)
     assert r1.returncode == 0, r1.stderr

@@ -9,6 +9,7 @@ goes), written next to its PTX text below. Only the parser is shared.
 
 from __future__ import annotations
 
+import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
@@ -335,6 +336,7 @@ def _analysis(items):
 
 @settings(max_examples=400, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(program())
+@pytest.mark.slow
 def test_statement_liveness_matches_path_search(items):
     fa = _analysis(items)
     ref = Reference(items)
@@ -345,6 +347,7 @@ def test_statement_liveness_matches_path_search(items):
 
 @settings(max_examples=400, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(st.data())
+@pytest.mark.slow
 def test_range_queries_match_path_search(data):
     items = data.draw(program())
     fa = _analysis(items)
@@ -364,6 +367,7 @@ def test_range_queries_match_path_search(data):
 
 @settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(st.data())
+@pytest.mark.slow
 def test_reaching_definitions_match_path_search(data):
     items = data.draw(program())
     fa = _analysis(items)
@@ -402,6 +406,7 @@ def _plain(regs) -> set:
 
 @settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(st.data())
+@pytest.mark.slow
 def test_wide_shapes_match_path_search(data):
     """The same properties over programs that also hold carry chains, call blocks, `!%p`,
     octal literals, unknown opcodes, mma and brx.idx: statement sets include the

@@ -104,6 +104,7 @@ def _undispatched(tmp_path: Path) -> Path:
     return path
 
 
+@pytest.mark.slow
 def test_an_exit_the_call_text_does_not_dispatch_is_an_error(tmp_path):
     path = _undispatched(tmp_path)
     rep = check_recipe(path)

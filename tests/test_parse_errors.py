@@ -233,6 +233,7 @@ def test_cli_parse_several_files_reports_each_and_fails():
     assert data["files"][1]["error"]["line"] == 16
 
 
+@pytest.mark.slow
 def test_python_dash_m_subprocess():
     """The real process: exit status 2, the message and caret on stderr, no traceback."""
     env = dict(os.environ, COLUMNS="60")

@@ -6,6 +6,7 @@ from __future__ import annotations
 import random
 from pathlib import Path
 
+import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
@@ -187,6 +188,7 @@ def signature(m):
 
 @FAST
 @given(module())
+@pytest.mark.slow
 def test_generated_functions_round_trip_and_match_what_was_generated(case):
     text, expected = case
     m = parse(text)
@@ -209,6 +211,7 @@ def test_generated_functions_round_trip_and_match_what_was_generated(case):
 
 @FAST
 @given(module())
+@pytest.mark.slow
 def test_reparse_of_emitted_text_gives_the_same_model(case):
     text, _ = case
     m1 = parse(text)
@@ -247,6 +250,7 @@ def _mutate(data: bytes, rng: random.Random, n: int) -> bytes:
 
 @settings(max_examples=400, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(st.sampled_from(sorted(_DATA)), st.integers(0, 2**32 - 1), st.integers(1, 12))
+@pytest.mark.slow
 def test_mutated_fixtures_parse_or_raise_parse_error(name, seed, n):
     data = _mutate(_DATA[name], random.Random(seed), n)
     try:

@@ -47,6 +47,7 @@ def ported(tmp_path_factory):
 
 @pytest.mark.parametrize("src,dst", list(itertools.permutations(ALIGNED, 2)),
                          ids=lambda v: v)
+@pytest.mark.slow
 def test_port_every_pair(src, dst, ported, tmp_path):
     res = port_recipe(ported[src], f"{ptx(dst)}:{entry(dst)}", out=tmp_path / "p.py")
     # oracle: the generator's own statement count puts the mma region here
@@ -95,6 +96,7 @@ def test_cli_port_and_refusal(tmp_path):
     assert not (tmp_path / "q.py").exists()
 
 
+@pytest.mark.slow
 def test_apply_all_over_a_corpus(tmp_path):
     corpus = tmp_path / "corpus"
     corpus.mkdir()
@@ -134,6 +136,7 @@ def test_family_rewrite_only_recipe_is_repointed(tmp_path):
         (entry("mvlo_hdr"), "ok", "re-pointed", {"sust.v4b16": 1})]
 
 
+@pytest.mark.slow
 def test_hook_applies_a_family_and_reports_the_refused(tmp_path):
     from rrsplice.hook import HookError, apply_family_recipe
     corpus = tmp_path / "corpus"

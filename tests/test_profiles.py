@@ -19,6 +19,7 @@ def _codes(rep, sev):
     return {f.code for f in rep.findings if f.severity == sev}
 
 
+@pytest.mark.slow
 def test_param_return_is_an_error_for_zluda_only():
     rep = check_recipe(BAD / "param_return.py")          # BODY declared: zluda by default
     assert rep.facts["target"] == "zluda"
@@ -31,6 +32,7 @@ def test_param_return_is_an_error_for_zluda_only():
     assert "param-return" not in _codes(ok, "warning")
 
 
+@pytest.mark.slow
 def test_empty_args_severity_per_profile():
     z = check_recipe(BAD / "empty_args.py")              # TARGET = "zluda"
     assert "empty-args" in _codes(z, "error")
@@ -39,12 +41,14 @@ def test_empty_args_severity_per_profile():
     assert "empty-args" in _codes(p, "warning")
 
 
+@pytest.mark.slow
 def test_default_profile_is_ptxas_without_a_body():
     rep = check_recipe(BAD / "good_dec2.py")
     assert rep.ok and rep.facts["target"] == "ptxas"
     assert check_recipe(BAD / "good_dec2.py", target="zluda").ok
 
 
+@pytest.mark.slow
 def test_adding_a_lint_is_one_entry(monkeypatch):
     monkeypatch.setattr(profiles, "LINTS", list(profiles.lints()))
 
@@ -64,6 +68,7 @@ def test_unknown_profile_in_a_lint_is_refused():
         profiles.lint("x", amdgpu="error")
 
 
+@pytest.mark.slow
 def test_cli_target_option():
     r = CliRunner().invoke(main, ["check", str(BAD / "param_return.py"), "--json"])
     assert r.exit_code == 1

@@ -141,6 +141,7 @@ def test_symbol_uses_direct_and_escaping():
     assert su.last_access.index == 5 and su.last_read.index == 5
 
 
+@pytest.mark.slow
 def test_dec2_scratch_uses():
     fn = parse(need(DEC2)).functions[0]
     fa = analyze(fn)
@@ -214,6 +215,7 @@ def dec2_fa():
     return analyze(fn)
 
 
+@pytest.mark.slow
 def test_dec2_live_in_with_the_recipe_arguments(dec2_fa):
     """The seed recipe passes A_REGS + C_REGS + %rd32 + %rd7: everything else live-in on
     s452-s15510 is a phase-1 B fragment the body reloads from the weight image."""
@@ -247,6 +249,7 @@ def test_dec2_live_in_without_passed(dec2_fa):
     assert sum(x.klass == "derivable" for x in li) == 96 + 12
 
 
+@pytest.mark.slow
 def test_dec1_live_in():
     fn = parse(need(DEC1)).functions[0]
     fa = analyze(fn)

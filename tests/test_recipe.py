@@ -198,6 +198,7 @@ def test_config_corpus_then_bundled(tmp_path, monkeypatch):
         assert resolve_module(load_recipe(SEED))[0].parent == BUNDLED_CORPUS
 
 
+@pytest.mark.slow
 def test_a_module_defining_the_entry_is_used_and_reported(tmp_path, monkeypatch):
     # the named file exists but holds another kernel; a differently named one holds dec2
     corpus = tmp_path / "corpus"

@@ -49,6 +49,7 @@ def test_fixture_set_is_not_empty():
 
 
 @pytest.mark.parametrize("path", ALL_GOOD, ids=_id)
+@pytest.mark.slow
 def test_fixture_round_trips_with_sane_statements(path):
     """One parse per file (the large ones are 35-45k lines): byte-identical emit, then
     statement numbering, spans and locations checked against the text itself, then the

@@ -16,6 +16,7 @@ import os
 import shutil
 import subprocess
 
+import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
@@ -173,6 +174,7 @@ def _analysis(text, stmts):
 
 @settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(program())
+@pytest.mark.slow
 def test_scoped_statement_liveness_matches_path_search(prog):
     text, stmts = prog
     fa = _analysis(text, stmts)
@@ -187,6 +189,7 @@ def test_scoped_statement_liveness_matches_path_search(prog):
 
 @settings(max_examples=200, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(program(), st.data())
+@pytest.mark.slow
 def test_scoped_range_liveness_matches_path_search(prog, data):
     text, stmts = prog
     fa = _analysis(text, stmts)
@@ -200,6 +203,7 @@ def test_scoped_range_liveness_matches_path_search(prog, data):
 
 @settings(max_examples=25, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(program())
+@pytest.mark.slow
 def test_generated_programs_are_ptx_that_ptxas_accepts(tmp_path_factory, prog):
     """The generator writes real PTX (scoped redeclarations, bare names, pairs, sinks)."""
     exe = shutil.which("ptxas")

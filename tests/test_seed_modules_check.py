@@ -8,6 +8,7 @@ import subprocess
 import sys
 
 from conftest import FIXTURES, ROOT
+import pytest
 
 SCRIPT = ROOT / "scripts" / "check_seed_modules.py"
 MODULES = ("0021-PREPASS_ENTRYPOINT_NAME.ptx", "0022-PREPASS_ENTRYPOINT_NAME.ptx")
@@ -18,6 +19,7 @@ def _check(*paths):
                           capture_output=True, text=True)
 
 
+@pytest.mark.slow
 def test_committed_seed_modules_pass_the_independent_check():
     r = _check(*(FIXTURES / m for m in MODULES))
     assert r.returncode == 0, r.stdout + r.stderr

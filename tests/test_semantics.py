@@ -255,6 +255,7 @@ def test_unknown_opcode_is_conservative_and_reported():
     assert uncovered(sts[0].function) == {"frobnicate.b32": [1, 2]}
 
 
+@pytest.mark.slow
 def test_every_fixture_opcode_is_covered():
     from pathlib import Path
     fixtures = Path(__file__).resolve().parent.parent / "corpus_fixtures"

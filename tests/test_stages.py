@@ -85,6 +85,7 @@ def test_layers_never_resolve_each_others_stages(dec2, tmp_path):
         check_recipe(dec2, stage="nope")
 
 
+@pytest.mark.slow
 def test_duplicate_and_foreign_tables(dec2, tmp_path):
     add_stage(dec2, phase=1)
     with pytest.raises(StageError, match="already has a stage"):
@@ -96,6 +97,7 @@ def test_duplicate_and_foreign_tables(dec2, tmp_path):
         add_stage(own, phase=1)
 
 
+@pytest.mark.slow
 def test_recipe_debug_block_is_used(dec2, tmp_path):
     add_stage(dec2, at="s452", regs="%r1040")
     with dec2.open("a") as f:
@@ -104,6 +106,7 @@ def test_recipe_debug_block_is_used(dec2, tmp_path):
     assert "\t// mine %r1040\n" in out
 
 
+@pytest.mark.slow
 def test_cli_stages_new_and_apply_debug(dec2, tmp_path):
     r = CliRunner().invoke(main, ["stages", "new", str(dec2), "--phase", "2"])
     assert r.exit_code == 0, r.output
