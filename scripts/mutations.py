@@ -53,8 +53,8 @@ TESTS = [
     ("rrsplice/check/", (T + "test_bites_check.py", T + "test_check.py",
                          "-kfails_its_check or that_pass or scratch or bites or passed_but_not_live "
                          "or undeclared_register")),
-    ("rrsplice/outline/", (T + "test_bites_outline.py", T + "test_outline_oracle.py",
-                           T + "test_outline.py")),
+    ("rrsplice/outline/", (T + "test_bites_outline.py", T + "test_bites_outline_paths.py",
+                           T + "test_outline_oracle.py", T + "test_outline.py")),
 ]
 
 P, O, S, C, D, F = ("rrsplice/parser.py", "rrsplice/operands.py", "rrsplice/semantics.py",
@@ -545,7 +545,14 @@ MUTATIONS = [
             raise OutlineError''', "a region cutting a { } block accepted"),
     Mut(OCM, "outline-width-pred", '"b64": 64, "u64": 64, "s64": 64, "f64": 64, "pred": 1}',
         '"b64": 64, "u64": 64, "s64": 64, "f64": 64, "pred": 32}', "predicates copied as "
-        "32-bit values"),
+        "32-bit values",
+        equivalent="a register's width decides only how a passed register is snapshot (a "
+        ".shared array's address, a kernel-parameter copy, a read-back address input) and the "
+        "`mov` that replaces a region's `ld.param`; none can be a predicate in PTX that "
+        "assembles: `st.param` and `ld` have no `.pred` type and ptxas refuses a predicate "
+        "argument to a .func ('passing predicate, 8-bit and 16-bit parameters to device "
+        "functions is not supported'). The read-back registers' widths are only checked for a "
+        "declaration, and `_type_width(st) == 64` is false for 1 and 32 alike"),
     Mut(OCM, "outline-fresh-names", '''        while any(p.startswith(base) for p in taken_prefixes):
             base += "x"''', '''        pass''', "fresh register names may collide with the kernel's"),
     Mut(ODL, "outline-readback-offset", 'off = f"+{addr.offset}" if addr.offset > 0 else (str(addr.offset) if addr.offset else "+0")',
@@ -555,5 +562,11 @@ MUTATIONS = [
     Mut(OCS, "outline-passed-special", '''            if isinstance(pv.value, Reg) and not pv.value.special:
                 out.setdefault(pv.value.name, pv)''', '''            if isinstance(pv.value, Reg):
                 out.setdefault(pv.value.name, pv)''', "a special register passed by value "
-        "counted as a passed register", ),
+        "counted as a passed register",
+        equivalent="the passed-register map is looked up only with names from def/use sets "
+        "(region live-ins, recompute sources, read-back address inputs) or a `mov`'s "
+        "destination, and def_use never lists a special register; the one walk over it (kernel-"
+        "parameter reads) asks each passed register's reaching definitions, and nothing "
+        "defines %tid.x, so the extra key matches nothing: the body is byte-identical (checked "
+        "with a call passing %tid.x by value and a rewritten `ld.param` in the region)"),
 ]
