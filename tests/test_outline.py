@@ -178,6 +178,17 @@ def test_call_text_that_does_not_parse_is_an_outline_error():
         parse_call("{ st.param.b32 [p0+0], %r1\n call.uni body1, (p0); }", EXTERN_SCRATCH)
 
 
+def test_call_text_parse_error_names_the_line_of_the_call_text():
+    """The call text is parsed inside a wrapper module after a multi-line extern; the error
+    still counts lines of the call text as the user wrote it."""
+    bad = "{\n st.param.b32 [p0+0], %r1;\n add.u32 %r1, , %r2;\n call.uni body1, (p0); }"
+    assert EXTERN_SCRATCH.count("\n") > 1
+    with pytest.raises(OutlineError, match=r"line 3 of the call text: 'add.u32 %r1, , %r2;'"):
+        parse_call(bad, EXTERN_SCRATCH)
+    with pytest.raises(OutlineError, match=r"extern declaration does not parse.*line 2 of"):
+        parse_call("call.uni body1;", ".extern .func body1(\n\t.param .b32 , p0\n);")
+
+
 # ---------------------------------------------------------------- the body
 
 

@@ -55,6 +55,24 @@ class SpliceText:
         return None
 
 
+def wrap_snippet(text: str, extern: Optional[str] = None, *, header: str = SNIPPET_HEADER,
+                 opener: Optional[str] = None, closes: int = 0) -> tuple:
+    """(source, head, body_first): `text` made a whole module, so that the one parser reads
+    recipe snippets exactly as it reads kernels: `header`, the `extern` declarations
+    (`head` is these two), then a function (`opener`: by default the probe entry) whose body
+    is `text`, closed unless the text closes it itself. `body_first` is the module line of
+    the text's first line, to turn parse positions back into the snippet's own lines."""
+    ext = extern or ""
+    if ext and not ext.endswith("\n"):
+        ext += "\n"
+    head = header + ext
+    if opener is None:
+        opener = f".visible .entry {PROBE}(\n\t.param .u64 {PROBE}_param_0\n)\n{{\n"
+    body_first = head.count("\n") + opener.count("\n") + 1
+    closing = "\n" + "}\n" * max(0, 1 - closes)
+    return head + opener + text + closing, head, body_first
+
+
 def parse_splice_text(text: str, extern: Optional[str] = None, *, what: str = "call text",
                       closes: int = 0) -> SpliceText:
     """Parse `text` (and `extern`) with rrsplice.parse in a wrapper module. `closes` is how
@@ -68,23 +86,17 @@ def parse_splice_text(text: str, extern: Optional[str] = None, *, what: str = "c
                         f"{ascii(part[exc.start])} ({exc.reason})")
             st.error_line = part.count("\n", 0, exc.start) + 1
             return st
-    ext = (extern or "")
-    if ext and not ext.endswith("\n"):
-        ext += "\n"
-    head = SNIPPET_HEADER + ext
-    if ext:
+    src, head, body_first = wrap_snippet(text, extern, closes=closes)
+    if extern:
         try:
             em = parse_bytes((head).encode("utf-8"), "<extern>")
         except ParseError as exc:
-            st.error = f"extern text does not parse: line {exc.line - 3}: {exc.message}"
-            st.error_line = exc.line - 3
+            ln = exc.line - SNIPPET_HEADER.count("\n")
+            st.error = f"extern text does not parse: line {ln}: {exc.message}"
+            st.error_line = ln
             return st
         for f in em.functions:
             st.externs[f.name] = f
-    opener = f".visible .entry {PROBE}(\n\t.param .u64 {PROBE}_param_0\n)\n{{\n"
-    body_first = head.count("\n") + opener.count("\n") + 1
-    closing = "\n" + "}\n" * max(0, 1 - closes)
-    src = head + opener + text + closing
     try:
         m = parse_bytes(src.encode("utf-8"), f"<{what}>")
     except ParseError as exc:

@@ -12,13 +12,13 @@ from ..parser import parse
 from .common import OutlineError
 
 
-def _parse_snippet(text: str, what: str) -> Module:
+def _parse_snippet(text: str, what: str, body_first: int) -> Module:
     try:
         return parse(text, filename=f"<{what}>")
     except ParseError as exc:
         raise OutlineError(f"the {what} does not parse: {exc.message} "
-                           f"(line {exc.line - 3} of the {what}: {exc.line_text.strip()!r})"
-                           ) from None
+                           f"(line {exc.line - body_first + 1} of the {what}: "
+                           f"{exc.line_text.strip()!r})") from None
 
 
 @dataclass
@@ -87,17 +87,19 @@ class CallSite:
 
 def parse_call(call_text: str, extern_text: str, header: str = "") -> CallSite:
     """Read the call text (wrapped in a dummy function) against the extern declaration."""
-    from ..check.text import SNIPPET_HEADER
+    from ..check.text import SNIPPET_HEADER, wrap_snippet
     header = header or SNIPPET_HEADER
-    ext_mod = _parse_snippet(header + extern_text.rstrip() + "\n", "extern declaration")
+    extern_text = extern_text.rstrip() + "\n"
+    ext_mod = _parse_snippet(header + extern_text, "extern declaration",
+                             header.count("\n") + 1)
     externs = [f for f in ext_mod.functions if f.kind == ".func" and not f.has_body]
     if len(externs) != 1:
         raise OutlineError(f"the extern text must declare exactly one .func "
                            f"(found {len(externs)})")
     ext = externs[0]
-    wrapped = (header + extern_text.rstrip() + "\n.func __rrsplice_call_site()\n{\n"
-               + call_text.rstrip() + "\n}\n")
-    mod = _parse_snippet(wrapped, "call text")
+    wrapped, _, body_first = wrap_snippet(call_text.rstrip(), extern_text, header=header,
+                                          opener=".func __rrsplice_call_site()\n{\n")
+    mod = _parse_snippet(wrapped, "call text", body_first)
     fn = mod.functions[-1]
     calls = [st for st in fn.statements if st.base == "call"]
     mine = [st for st in calls if _callee(st) == ext.name]
