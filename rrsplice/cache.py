@@ -46,6 +46,8 @@ DEFAULT_MAX_MB = 1024
 
 _code_hash: dict = {}
 _keys: dict = {}          # id(module) -> (module, content key)
+_loaded: dict = {}        # (cache dir, content key, path) -> Module: the same file loaded twice in one run
+_LOADED_SIZE = 4          # each entry holds a whole module
 _warned: set = set()
 
 
@@ -375,6 +377,11 @@ def load_module(path) -> Module:
     if area is None:
         return parse_bytes(data, path, path=path)
     key = module_key(data)
+    memo_key = (str(area), key, path)
+    hit = _loaded.pop(memo_key, None)
+    if hit is not None:
+        _loaded[memo_key] = hit
+        return hit
     entry = area / f"{key}.pickle"
     module = _load_pickle(entry, lambda o: isinstance(o, Module) and o.data == data)
     if module is None:
@@ -382,15 +389,32 @@ def load_module(path) -> Module:
         _store_module(entry, module)
     module.path = path
     _remember_key(module, key)
+    _remember_loaded(memo_key, module)
     return module
+
+
+def forget_loaded() -> None:
+    """Drop the models this process holds, so the next `load_module` reads the cache."""
+    _loaded.clear()
+
+
+def _remember_loaded(memo_key: tuple, module: Module) -> None:
+    """Keep the last few models so that one run (a hook applying a family, `apply --all`,
+    several checks of one kernel) parses or unpickles each file once, and its functions keep
+    their in-process analyses (`dataflow.analyze` memoises per Function object). The model
+    is never modified after parsing, so sharing it is safe; the key is the content's hash,
+    so an edited file is a new entry."""
+    _loaded[memo_key] = module
+    while len(_loaded) > _LOADED_SIZE:
+        _loaded.pop(next(iter(_loaded)))
 
 
 def load_analysis(module: Module, fn: Function):
     """`rrsplice.dataflow.analyze(fn)`, stored next to the module's cache entry so a
     repeated query skips def/use, CFG and the liveness fixed point as well."""
-    from .dataflow import FunctionAnalysis, analyze, remember
+    from .dataflow import FunctionAnalysis, analyze, memoised, remember
     area = _trusted_dir("analysis") if enabled() else None
-    if area is None:
+    if area is None or memoised(fn) is not None:
         return analyze(fn)
     try:
         index = module.functions.index(fn)
@@ -491,6 +515,7 @@ def remember_module_fact(module: "Module", what: str, sources: tuple, compute):
 def clear() -> int:
     """Delete every cache entry (and stray temporary files); returns how many files were
     removed. Only the cache's own areas are touched, never other files in the directory."""
+    forget_loaded()
     n = 0
     for _t, _s, p in _entries(cache_dir()):
         if p.suffix in (".pickle", ".json", ".seen", ".tmp"):

@@ -35,6 +35,7 @@ from .model import Function
 from .semantics import DefUse, def_use, is_pseudo, register_sort_key
 
 _STRIDE = 32
+_MISSING = object()
 
 
 class FunctionAnalysis:
@@ -50,6 +51,16 @@ class FunctionAnalysis:
         self._def_sites = None
         self._touch_sites = None
         self._use_sets = None
+        self._derived: dict = {}
+
+    def derived(self, key, compute):
+        """`compute()`, remembered on this analysis under `key`: facts that depend only on
+        the function (and so on this analysis), asked for by several checks of one run.
+        The value is shared: it must not be modified."""
+        hit = self._derived.get(key, _MISSING)
+        if hit is _MISSING:
+            hit = self._derived[key] = compute()
+        return hit
 
     # ------------------------------------------------------------ setup
 
@@ -472,6 +483,7 @@ class FunctionAnalysis:
         self._def_sites = None
         self._touch_sites = None
         self._use_sets = None
+        self._derived = {}
 
 
 # ---------------------------------------------------------------- memo
@@ -480,12 +492,20 @@ _MEMO: dict = {}
 _MEMO_SIZE = 4          # each entry holds a function and so its whole module
 
 
-def analyze(fn: Function) -> FunctionAnalysis:
-    """The analysis of `fn`, memoised per Function object (a small LRU)."""
+def memoised(fn: Function) -> Optional[FunctionAnalysis]:
+    """`fn`'s analysis if this process already holds it (and marks it recently used)."""
     hit = _MEMO.get(id(fn))
     if hit is not None and hit[0] is fn:
         _MEMO[id(fn)] = _MEMO.pop(id(fn))
         return hit[1]
+    return None
+
+
+def analyze(fn: Function) -> FunctionAnalysis:
+    """The analysis of `fn`, memoised per Function object (a small LRU)."""
+    fa = memoised(fn)
+    if fa is not None:
+        return fa
     fa = FunctionAnalysis(fn)
     remember(fn, fa)
     return fa

@@ -494,6 +494,7 @@ class Module:
     functions: list
     directives: list               # other module-scope items: (kind, text, line)
     _byte_map: Optional[list] = None
+    _line_starts: Optional[tuple] = None
 
     @property
     def version(self) -> Optional[str]:
@@ -543,8 +544,14 @@ class Module:
     def byte_span(self, node) -> tuple[int, int]:
         return (self.byte_offset(node.start), self.byte_offset(node.end))
 
-    def line_starts(self) -> list:
-        """Character offset of each physical line's start (index 0 = line 1)."""
+    def line_starts(self) -> tuple:
+        """Character offset of each physical line's start (index 0 = line 1), computed once
+        per model (the text never changes)."""
+        if self._line_starts is None:
+            self._line_starts = tuple(self._scan_line_starts())
+        return self._line_starts
+
+    def _scan_line_starts(self) -> list:
         starts = [0]
         find = self.text.find
         pos = find("\n")

@@ -579,8 +579,8 @@ class Access:
 @dataclass
 class SymbolUses:
     symbol: str
-    accesses: list = field(default_factory=list)      # Access, program order
-    derived: list = field(default_factory=list)       # (reg, defining statement)
+    accesses: tuple = ()      # Access, program order
+    derived: tuple = ()       # (reg, defining statement)
 
     def _last(self, kinds) -> Optional[Access]:
         found = [a for a in self.accesses if a.kind in kinds]
@@ -644,7 +644,12 @@ def _access_kind(st: Statement, pos: int, n_addr_before: int) -> str:
 def symbol_uses(fa, symbol: str) -> SymbolUses:
     """Every access of `symbol` (directly `[sym+off]`, or through a register derived from
     its address by mov/cvta/cvt/add/sub/mad/and/or/xor/selp), the derived registers, and
-    where its address escapes (stored, or passed to a call)."""
+    where its address escapes (stored, or passed to a call). Computed once per analysis:
+    several checks of one run ask for the same array."""
+    return fa.derived(("symbol_uses", symbol), lambda: _symbol_uses(fa, symbol))
+
+
+def _symbol_uses(fa, symbol: str) -> SymbolUses:
     fn: Function = fa.fn
     eng = _engine(fa)
     stmts = fn.statements
@@ -733,7 +738,7 @@ def symbol_uses(fa, symbol: str) -> SymbolUses:
                 if found:
                     break
     accesses.sort(key=lambda a: a.index)
-    return SymbolUses(symbol, accesses, derived)
+    return SymbolUses(symbol, tuple(accesses), tuple(derived))
 
 
 # ---------------------------------------------------------------- live-in classification

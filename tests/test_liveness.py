@@ -383,6 +383,8 @@ def test_cache_round_trip_corruption_and_opt_out(tmp_path, monkeypatch):
     m1 = cache.load_module(src)
     entry = cache.entry_path(src)
     assert entry.is_file()
+    assert cache.load_module(src) is m1        # this process keeps the model it loaded
+    cache.forget_loaded()                      # from here on: the cache on disk
     m2 = cache.load_module(src)
     assert m2 is not m1 and m2.data == m1.data and m2.path == str(src)
     f1, f2 = m1.functions[0], m2.functions[0]
@@ -399,6 +401,7 @@ def test_cache_round_trip_corruption_and_opt_out(tmp_path, monkeypatch):
 
     # a corrupted entry is a miss: parsed again, and the entry rewritten whole
     entry.write_bytes(b"\x80\x05garbage")
+    cache.forget_loaded()
     m3 = cache.load_module(src)
     assert len(m3.functions[0].statements) == 47
     assert entry.read_bytes()[:2] != b"\x80\x05g"
@@ -409,6 +412,7 @@ def test_cache_round_trip_corruption_and_opt_out(tmp_path, monkeypatch):
     # another object pickled under the key is not trusted either
     import pickle
     entry.write_bytes(pickle.dumps({"not": "a module"}))
+    cache.forget_loaded()
     assert cache.load_module(src).functions[0].name == "cfg_loops"
 
     # changed content: a different key, never the stale entry
@@ -453,3 +457,39 @@ def test_call_block_values_flow_through_param_slots(cache_env):
     data = json.loads(r.stdout)
     assert [(x["register"], x["class"]) for x in data["live_in"]] == [
         ("%r2", "passed"), ("param:param0", "other")]
+
+
+def test_one_process_loads_each_model_once_and_never_a_stale_one(tmp_path, monkeypatch):
+    """`load_module` keeps the last few models: a hook or `apply --all` checking many
+    recipes of one kernel unpickles it once, and its analyses stay with it."""
+    from rrsplice import cache
+    monkeypatch.setenv("RRSPLICE_CACHE_DIR", str(tmp_path / "c"))
+    monkeypatch.delenv("RRSPLICE_NO_CACHE", raising=False)
+    text = (FIX / "small" / "cfg_loops.ptx").read_bytes()
+    a, b = tmp_path / "a.ptx", tmp_path / "b.ptx"
+    a.write_bytes(text)
+    b.write_bytes(text)
+    m = cache.load_module(a)
+    assert cache.load_module(a) is m
+    fa = cache.load_analysis(m, m.functions[0])
+    assert cache.load_analysis(m, m.functions[0]) is fa
+    # the same bytes under another name: its own model, naming its own file
+    mb = cache.load_module(b)
+    assert mb is not m and mb.path == str(b) and m.path == str(a)
+    # an edited file is never served from memory
+    a.write_bytes(text.replace(b"mov.u32 \t%r7, 9;", b"mov.u32 \t%r7, 8;"))
+    edited = cache.load_module(a)
+    assert edited is not m and b"%r7, 8" in edited.data
+    # another cache directory, or no cache at all: not this process's model either
+    monkeypatch.setenv("RRSPLICE_CACHE_DIR", str(tmp_path / "other"))
+    assert cache.load_module(b) is not mb
+    monkeypatch.setenv("RRSPLICE_NO_CACHE", "1")
+    assert cache.load_module(b) is not cache.load_module(b)
+    # a bounded number of models: the oldest is dropped
+    monkeypatch.delenv("RRSPLICE_NO_CACHE")
+    first = cache.load_module(b)
+    for i in range(cache._LOADED_SIZE):
+        p = tmp_path / f"n{i}.ptx"
+        p.write_bytes(text + b"\n" * (i + 1))
+        cache.load_module(p)
+    assert cache.load_module(b) is not first

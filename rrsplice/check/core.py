@@ -10,6 +10,7 @@ from typing import Optional
 from ..model import Function, Module
 from ..recipe import Recipe, load_recipe, resolve_module
 from ..select import SelectionError, StatementRange, lines_to_range
+from .analysis import _analyze
 from .calls import _check_applied, _check_splice_text
 from .dataflow import _check_dataflow
 from .debug import _check_point
@@ -171,11 +172,7 @@ def _check_control(rep: Report, fn: Function, rng: StatementRange,
     splice text keeps that label: the cut removes it from the kernel."""
     from ..exits import branch_labels, return_labels
     back = return_labels(fn, rng)
-    from ..cfg import build_cfg
-    fa = rep.analysis
-    cfg = getattr(fa, "cfg", None) if fa is not None else None
-    if cfg is None:
-        cfg = build_cfg(fn)
+    cfg = _analyze(rep, fn).cfg
     stmts = fn.statements
     seen_entry = set()
     for b in cfg.blocks:

@@ -7,7 +7,7 @@ from ..model import Function, Module
 
 
 def _line_text(module: Module, line: int) -> str:
-    starts = _line_starts(module)
+    starts = module.line_starts()
     if not 1 <= line <= len(starts):
         return ""
     s = starts[line - 1]
@@ -15,19 +15,8 @@ def _line_text(module: Module, line: int) -> str:
     return module.text[s:e].rstrip("\r\n")
 
 
-def _line_starts(module: Module) -> list:
-    cache = getattr(module, "_rrsplice_line_starts", None)
-    if cache is None:
-        cache = module.line_starts()
-        try:
-            object.__setattr__(module, "_rrsplice_line_starts", cache)
-        except (AttributeError, TypeError):
-            pass
-    return cache
-
-
 def _region_text(module: Module, first: int, last: int) -> str:
-    starts = _line_starts(module)
+    starts = module.line_starts()
     s = starts[first - 1]
     e = starts[last] if last < len(starts) else len(module.text)
     return module.text[s:e]
