@@ -22,7 +22,7 @@ from .delivery import _readback_code
 from .exits import _exits
 from .recompute import _recompute
 from .region import region_needs, region_span
-from .rewrites import region_rules
+from .rewrites import KernelParamRead, region_rules
 from .values import BodyValues
 
 
@@ -72,7 +72,7 @@ def build_outline(module: Module, fn: Function, rng: StatementRange, call_text: 
                       recompute_sts=recompute_sts, reloads=reloads, exit_lines=exit_lines,
                       post_lines=post_lines)
     kernel_params = [r.statement.index for r in plan.replacements
-                     if r.kind == "outline.kernel_param"]
+                     if r.kind == KernelParamRead.name]
     return Outline(ptx=assemble(ctx, parts), callee=ctx.site.callee, abi=ctx.site.abi,
                    passed=sort_registers(set(loaded)),
                    returned=ctx.site.returned_registers(), recomputed=recomputed,
