@@ -84,8 +84,9 @@ def _apply_one(recipe_path: str, module: str, entry: str, out: Optional[str],
         res = apply(target, corpus=Path(module).parent, out=out)
         row.status = "ok" if res.ok else "failed"
         row.output = str(res.output) if res.output else None
-        row.rewrites = (res.report.facts.get("rewrites") or {}).get("counts", {})
-        row.statements = row.statements or res.report.facts.get("statements")
+        plan = res.report.facts.rewrites
+        row.rewrites = plan.counts if plan is not None else {}
+        row.statements = row.statements or res.report.facts.statements
     except PortError as exc:
         row.status, row.message = "refused", str(exc)
     except CheckFailed as exc:

@@ -49,7 +49,7 @@ class ApplyResult:
         return self.report.ok and all(a.ok for a in self.assembled)
 
     def to_json(self) -> dict:
-        f = self.report.facts
+        f = self.report.facts.to_json()
         return {"ok": self.ok, "recipe": str(self.recipe.path), "form": self.recipe.form,
                 "input": str(self.input), "output": str(self.output) if self.output else None,
                 "note": self.report.target.note if self.report.target else None,

@@ -157,6 +157,7 @@ def add_stage(recipe, *, at: Optional[str] = None, line: Optional[int] = None,
     except RecipeError as exc:
         write_atomic(path, text.encode("utf-8"), protect=(mpath,))
         raise StageError(f"the edited recipe no longer loads; restored it: {exc}") from None
-    st = rep.facts.get("stage", {})
-    return {"recipe": str(path), "name": qname, "line": line, "after": st.get("after"),
+    st = rep.facts.stage
+    return {"recipe": str(path), "name": qname, "line": line,
+            "after": st.after if st else None,
             "registers": reg_list, "function": fn.name}

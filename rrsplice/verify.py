@@ -213,7 +213,7 @@ def verify(recipe, arch: Optional[str] = None, *, corpus=None, optimize: bool = 
                        region=f"s{t.rng.first}-s{t.rng.last}",
                        lines=(t.first_line, t.last_line), outline=body, notes=list(body.notes),
                        tools={name: tool_provenance(name) for name in ("ptxas", "nvlink")},
-                       live_in_classes=report.facts.get("live_in_classes", {}))
+                       live_in_classes=report.facts.live_in_classes or {})
     tmpdir = None
     if keep is None:
         tmpdir = tempfile.TemporaryDirectory(prefix="rrsplice-verify-")

@@ -67,6 +67,8 @@ I = "rrsplice/isa.py"
 OR, OB, ORG, OCS, ODL, OCM = ("rrsplice/outline/recompute.py", "rrsplice/outline/body.py",
                               "rrsplice/outline/region.py", "rrsplice/outline/callsite.py",
                               "rrsplice/outline/delivery.py", "rrsplice/outline/common.py")
+OAS, OVA, ORW = ("rrsplice/outline/assemble.py", "rrsplice/outline/values.py",
+                 "rrsplice/outline/rewrites.py")
 
 MUTATIONS = [
     # ------------------------------------------------------------------ operands
@@ -492,15 +494,15 @@ MUTATIONS = [
         equivalent='a kernel-parameter read (`ld.param`) has exactly one source operand, so the first source is all of them'),
     Mut(OB, "outline-reload-overwritten", 'if set(pv.registers) & defs]', 'if False]',
         "parameters overwritten by recomputation not reloaded"),
-    Mut(OB, "outline-reload-late", '''            if reloads[st.index]:
+    Mut(OAS, "outline-reload-late", '''            if reloads[st.index]:
                 out.append("\\t// parameters the statement above overwrote")
                 out.extend(reloads[st.index])''', '''        for st in recompute_sts:
             if reloads[st.index]:
                 out.append("\\t// parameters the statement above overwrote")
                 out.extend(reloads[st.index])''', "overwritten parameters reloaded only after "
         "all recomputation (a later recomputation reads the clobbered value)"),
-    Mut(OB, "outline-snapshot", '''        return reg if not _kernel_side(site, reg) or not kernel_types(reg) and \\
-            call_types(reg) else snapshot(reg)''', '''        return reg''',
+    Mut(OVA, "outline-snapshot", '''        return reg if not _kernel_side(self.site, reg) or not self.kernel_types(reg) and \\
+            self.call_types(reg) else self.snapshot(reg)''', '''        return reg''',
         "a passed register the region overwrites used instead of its snapshot"),
     Mut(OB, "outline-param-load-offset", 'param_lines.append(f"\\t{op} {pv.value}, [{p.name}+{pv.offset}];")',
         'param_lines.append(f"\\t{op} {pv.value}, [{p.name}+0];")', "parameter loads ignore "
@@ -511,14 +513,14 @@ MUTATIONS = [
     Mut(OB, "outline-scoped-skip", 'if is_scoped(reg) or reg in scoped_names and not kernel_types(reg):',
         'if is_scoped(reg) or reg in scoped_names:',
         "a kernel register shadowed by a scoped name never recomputed"),
-    Mut(OB, "outline-sym-width", 'width = 64 if (_type_width(st) == 64 and not _in_address(st, sym)) else 32',
+    Mut(ORW, "outline-sym-width", 'width = 64 if (_type_width(st) == 64 and not _in_address(st, sym)) else 32',
         'width = 32', "a 64-bit use of a .shared array's address given the 32-bit register"),
-    Mut(OB, "outline-kernel-param-address", '''            if sym in kernel_params:
-                raise OutlineError''', '''            if sym in kernel_params and False:
+    Mut(ORW, "outline-kernel-param-address", '''            if sym in self.kernel_params:
+                raise OutlineError''', '''            if sym in self.kernel_params and False:
                 raise OutlineError''', "taking a kernel parameter's address accepted"),
-    Mut(OB, "outline-shared-unpassed", '''                if sym not in sym_regs:
-                    raise OutlineError(''', '''                if sym not in sym_regs and False:
-                    raise OutlineError(''', "a .shared array the call does not pass accepted"),
+    Mut(ORW, "outline-shared-unpassed", '''        if sym not in self.ctx.values.sym_regs:
+            raise OutlineError(''', '''        if sym not in self.ctx.values.sym_regs and False:
+            raise OutlineError(''', "a .shared array the call does not pass accepted"),
     Mut(ORG, "outline-unguarded-falls", '(nxt if st.guard is not None else [])',
         'nxt',
         "an unguarded branch or `ret` treated as falling through"),

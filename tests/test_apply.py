@@ -48,7 +48,7 @@ def test_seed_output_is_input_with_the_cut_replaced(tmp_path):
     expected = (data[:offs[fn_line - 1]] + ext + b"\n" + data[offs[fn_line - 1]:offs[1534]]
                 + rec.call.encode() + b"\n" + data[offs[36892]:])
     assert res.output.read_bytes() == expected
-    assert res.report.facts["statements"] == "s452-s15510"
+    assert res.report.facts.statements == "s452-s15510"
     parse(res.output)                                        # re-parses
 
 

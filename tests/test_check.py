@@ -111,15 +111,15 @@ def test_scratch_live_reports_last_access_before_and_first_after():
     rep = check_recipe(BAD / "scratch_live.py")
     (f,) = [f for f in rep.errors if f.code == "scratch-live"]
     assert "written at s7 (line 24)" in f.message and "read at s11 (line 30)" in f.message
-    assert rep.facts["scratch"]["last_before"] == {"statement": "s7", "line": 24}
-    assert rep.facts["scratch"]["first_after"] == {"statement": "s11", "line": 30}
+    assert rep.facts.scratch.last_before == {"statement": "s7", "line": 24}
+    assert rep.facts.scratch.first_after == {"statement": "s11", "line": 30}
 
 
 def test_scratch_facts_of_the_seed():
     rep = check_recipe(SEED)
-    sc = rep.facts["scratch"]
-    assert sc["bytes"] == 9600 and sc["stride"] == 16 and sc["last_before"] is None
-    assert sc["first_after"]["line"] > 36892
+    sc = rep.facts.scratch
+    assert sc.bytes == 9600 and sc.stride == 16 and sc.last_before is None
+    assert sc.first_after["line"] > 36892
 
 
 def test_seed_laneid_operand_is_a_portability_warning():
@@ -142,12 +142,12 @@ def test_bar_inside_region_is_a_warning():
 
 def test_facts_of_the_seed_cut():
     f = check_recipe(SEED).facts
-    assert f["lines"] == [1535, 36892] and f["statements"] == "s452-s15510"
-    assert f["mma"] == 726 and f["phases"] == 38
-    assert f["live_out"] == ["%r19360", "%r19361", "%r19370", "%r19371"]
-    assert f["returned"] == f["live_out"]
-    assert len(f["passed"]) == 62 and f["passed"][-2:] == ["%rd32", "%rd7"]
-    assert len(f["live_in_classes"]["derivable"]) == 96
+    assert f.lines == [1535, 36892] and f.statements == "s452-s15510"
+    assert f.mma == 726 and f.phases == 38
+    assert f.live_out == ["%r19360", "%r19361", "%r19370", "%r19371"]
+    assert f.returned == f.live_out
+    assert len(f.passed) == 62 and f.passed[-2:] == ["%rd32", "%rd7"]
+    assert len(f.live_in_classes["derivable"]) == 96
 
 
 def test_applying_twice_is_refused(tmp_path):
@@ -193,13 +193,13 @@ def test_scratch_race_names_the_overlap_and_the_fix():
     assert "per thread" in f.message and "bar.sync 0;" in f.message
     assert "of thread 32 (warp 1) writes byte 128" in f.message and "(warp 0)" in f.message
     assert f.statement == "s12" and f.line == 32
-    assert rep.facts["scratch"]["race"].startswith("overlap")
+    assert rep.facts.scratch.race.startswith("overlap")
 
 
 def test_scratch_race_with_the_barrier_is_a_fact():
     rep = check_recipe(BAD / "good_scratch_race.py")
     assert "scratch-race" in codes(rep, "info")
-    assert rep.facts["scratch"]["race"] == "guarded: bar.sync 0;"
+    assert rep.facts.scratch.race == "guarded: bar.sync 0;"
 
 
 def test_scratch_race_per_lane_slots_is_a_warning():
@@ -225,8 +225,8 @@ def test_dec_recipes_guard_the_scratch_with_a_barrier(name):
     rep = check_recipe(ROOT / "recipes" / name)
     assert rep.ok
     assert not {"scratch-race", "scratch-warps"} & codes(rep, "warning")
-    assert rep.facts["scratch"]["race"] == "guarded: bar.sync 0;"
-    assert rep.facts["scratch"]["indexed_by"] == "thread"
+    assert rep.facts.scratch.race == "guarded: bar.sync 0;"
+    assert rep.facts.scratch.indexed_by == "thread"
 
 
 def test_shared_base_error_names_the_statement():
@@ -270,7 +270,7 @@ def test_undeclared_register_is_reported_and_never_counted_as_passed():
     # error, and it must not appear among the kernel registers the call hands over
     rep = check_recipe(BAD / "undeclared.py")
     assert [(f.code, f.registers) for f in rep.errors] == [("undeclared", ["%rswin2"])]
-    passed = rep.facts["passed"]
+    passed = rep.facts.passed
     assert "%rswin2" not in passed
-    good = check_recipe(BAD / "good_dec2.py").facts["passed"]
+    good = check_recipe(BAD / "good_dec2.py").facts.passed
     assert sorted(passed) == sorted(good)

@@ -40,7 +40,7 @@ def test_own_scratch_when_no_array_fits(tmp_path, ptxas_path):
     for target in ("ptxas", "zluda"):
         rep = check_recipe(res.path, target=target)
         assert rep.ok, rep.errors
-        assert rep.facts["scratch"]["bytes"] == 16384
+        assert rep.facts.scratch.bytes == 16384
     out = apply(res.path, out=tmp_path / "patched.ptx")
     text = out.output.read_text()
     assert text.index("d4r_t_p1_scratch[16384]") < text.index(".entry rrswin_tiny_kernel")

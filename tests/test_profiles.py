@@ -22,13 +22,13 @@ def _codes(rep, sev):
 @pytest.mark.slow
 def test_param_return_is_an_error_for_zluda_only():
     rep = check_recipe(BAD / "param_return.py")          # BODY declared: zluda by default
-    assert rep.facts["target"] == "zluda"
+    assert rep.facts.target == "zluda"
     assert _codes(rep, "error") == {"param-return"}
     msgs = [f.message for f in rep.errors]
     assert any("extern d4r_swin_dec2 declares 1 `.param` return" in m for m in msgs)
     assert any("the call takes 1 return value" in m for m in msgs)
     ok = check_recipe(BAD / "param_return.py", target="ptxas")
-    assert ok.ok and ok.facts["target"] == "ptxas"
+    assert ok.ok and ok.facts.target == "ptxas"
     assert "param-return" not in _codes(ok, "warning")
 
 
@@ -44,7 +44,7 @@ def test_empty_args_severity_per_profile():
 @pytest.mark.slow
 def test_default_profile_is_ptxas_without_a_body():
     rep = check_recipe(BAD / "good_dec2.py")
-    assert rep.ok and rep.facts["target"] == "ptxas"
+    assert rep.ok and rep.facts.target == "ptxas"
     assert check_recipe(BAD / "good_dec2.py", target="zluda").ok
 
 

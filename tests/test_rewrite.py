@@ -152,9 +152,9 @@ def _recipe(tmp_path, body: str, name="r.py") -> Path:
 
 def test_fixture_byte_exact_outside_rewritten_statements(tmp_path, ptxas_path):
     res = apply(ROOT / "recipes" / "zluda_surface_round.py", out=tmp_path / "o.ptx")
-    facts = res.report.facts["rewrites"]
-    assert facts["counts"] == {"rz_round": 5, "sust.b32": 1, "sust.p_v4b32": 1,
-                               "sust.v2b16": 1, "sust.v4b16": 1}
+    plan = res.report.facts.rewrites
+    assert plan.counts == {"rz_round": 5, "sust.b32": 1, "sust.p_v4b32": 1,
+                           "sust.v2b16": 1, "sust.v4b16": 1}
     old = SURFACE.read_text().splitlines(keepends=True)
     new = (tmp_path / "o.ptx").read_text().splitlines(keepends=True)
     # oracle from the text alone: the declarations are inserted before the first entry,
@@ -192,7 +192,7 @@ def test_rewrites_combine_with_a_cut(tmp_path, ptxas_path):
         """, "tiny_zluda.py")
     base = apply(src, out=tmp_path / "base.ptx")
     both = apply(p, out=tmp_path / "both.ptx")
-    assert both.report.facts["rewrites"]["counts"] == {"sust.v4b16": 1}
+    assert both.report.facts.rewrites.counts == {"sust.v4b16": 1}
     a = (tmp_path / "base.ptx").read_text()
     b = (tmp_path / "both.ptx").read_text()
     assert a.count("sust.b.2d.v4.b16.zero") == 1 and "sust." not in b.replace("sust_", "")
@@ -217,7 +217,7 @@ def test_rewrites_skip_statements_inside_the_cut(tmp_path):
         """)
     rep = check_recipe(p, corpus)
     assert rep.ok, [f.render() for f in rep.errors]
-    assert rep.facts["rewrites"]["counts"] == {"sust.b32": 1, "sust.p_v4b32": 1,
+    assert rep.facts.rewrites.counts == {"sust.b32": 1, "sust.p_v4b32": 1,
                                                "sust.v4b16": 1}
     assert any(f.code == "rewrite" and "inside the cut" in f.message for f in rep.findings)
     res = apply(p, corpus=corpus, out=tmp_path / "o.ptx")
@@ -236,7 +236,7 @@ def test_recipe_own_rule(tmp_path):
                 extern=".extern .func my_store(.param .b64 a, .param .b32 b);")])
         """)
     rep = check_recipe(p, corpus)
-    assert rep.facts["rewrites"]["counts"] == {"trap_store": 1}
+    assert rep.facts.rewrites.counts == {"trap_store": 1}
     out = apply(p, corpus=corpus, out=tmp_path / "o.ptx").output.read_text()
     assert "call my_store, ([%rd1, {%r1, %r2}], {%r2});" in out
     assert out.count(".extern .func my_store") == 1
@@ -345,7 +345,7 @@ def test_rewrites_combine_with_every_form(form, tmp_path, ptxas_path):
     rec = load_recipe(p)
     assert rec.form == form and rec.sust is True and rec.rz_round is True
     res = apply(p, corpus=corpus, out=tmp_path / "o.ptx")
-    got = (res.report.facts.get("rewrites") or {}).get("counts", {})
+    got = res.report.facts.rewrites.counts
     assert got == counts
     out = (tmp_path / "o.ptx").read_text()
     if counts:

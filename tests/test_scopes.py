@@ -65,7 +65,7 @@ def test_cut_inside_a_scope_that_declares_registers_is_an_error():
 def test_cut_around_the_whole_scope_passes_and_outlines():
     rep = check_recipe(BAD / "good_scopes.py")
     assert rep.ok, [f.render() for f in rep.errors]
-    assert rep.facts["live_in"] == ["%r1"] and rep.facts["live_out"] == ["%r3"]
+    assert rep.facts.live_in == ["%r1"] and rep.facts.live_out == ["%r3"]
     body, _path, _rec = outline_recipe(BAD / "good_scopes.py")
     text = body.ptx.decode()
     assert body.needs == ["%r1"] and body.returned == ["%r3"]

@@ -48,7 +48,7 @@ def test_at_statement_and_line(dec2):
     assert b["name"] == "dec2.L2396"
     assert set(load_recipe(dec2).stages()) == {"dec2.a_in", "dec2.L2396"}
     rep = check_recipe(dec2, stage="dec2.a_in")
-    assert rep.ok and rep.facts["stage"]["after"] == "s452"
+    assert rep.ok and rep.facts.stage.after == "s452"
 
 
 def test_point_must_end_a_statement(dec2):
@@ -135,4 +135,4 @@ def recipe():
 """)
     res = apply(p, stage="after_mul", out=tmp_path / "o.ptx")
     assert "\t// after_mul\n" in res.output.read_text()
-    assert res.report.facts["stage"]["line"] == 28
+    assert res.report.facts.stage.line == 28

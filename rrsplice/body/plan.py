@@ -125,7 +125,7 @@ def plan_body(recipe, corpus=None) -> BodyPlan:
     by_reg = {}
     for f in pm.a + pm.b + pm.c:
         by_reg.setdefault(f.reg, f)
-    scratch = rep.facts.get("scratch", {}).get("symbol")
+    scratch = rep.facts.scratch.symbol if rep.facts.scratch else None
     for a in args:
         if a.symbol is not None:
             a.role = "scratch" if a.symbol == scratch else "shared"

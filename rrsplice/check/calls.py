@@ -61,8 +61,8 @@ def _check_splice_text(rep: Report, text: Optional[str], extern: Optional[str],
                 f"operand of `{st.opcode}`: ptxas rejects this (\"Special register argument "
                 f"not allowed\"), ZLUDA accepts it; read it with `mov.u32 %r, {r}` first: "
                 f"`{st.text.strip()}`", registers=[r])
-    rep.facts["passed"] = passed
-    rep.facts["returned"] = returned
+    rep.facts.passed = passed
+    rep.facts.returned = returned
     calls = sp.calls
     if not calls and need_call:
         rep.add("warning", "call-args", f"{what} holds no call")
@@ -72,7 +72,7 @@ def _check_splice_text(rep: Report, text: Optional[str], extern: Optional[str],
         callee = _callee(st)
         if callee:
             callees.append(callee)
-    rep.facts["callees"] = callees
+    rep.facts.callees = callees
     for name, f in sp.externs.items():
         if len(f.ret_params) > 1:
             rep.add("error", "call-args", f"extern {name} declares {len(f.ret_params)} return "

@@ -41,16 +41,16 @@ def check_recipe(recipe, corpus=None, *, stage: Optional[str] = None,
         module = load_module(module_path)
     t = build_target(rec, Path(module_path), module, note, stage)
     rep = Report(recipe=rec, target=t)
-    rep.facts["module"] = str(module_path)
+    rep.facts.module = str(module_path)
     if note:
         rep.add("info", "module", note)
     if t.fn is not None:
-        rep.facts["function"] = t.fn.name
+        rep.facts.function = t.fn.name
     _check_entry(rep)
     for check in KIND_CHECKS[t.kind]:
         check(rep)
     check_rewrites(rep)
-    rep.facts["target"] = profile
+    rep.facts.target = profile
     run_profile(rep, profile)
     return rep
 
@@ -106,7 +106,8 @@ def _check_region(rep: Report) -> None:
         return
     t.rng = rng
     fs, ls = fn.statements[rng.first - 1], fn.statements[rng.last - 1]
-    rep.facts.update(lines=[first, last], statements=str(rng), statement_count=len(rng))
+    rep.facts.lines, rep.facts.statements = [first, last], str(rng)
+    rep.facts.statement_count = len(rng)
     rep.add("info", "cut-range", f"lines {first}-{last} are statements {rng} of {fn.name} "
             f"({len(rng)} statements, {fs.sid} at line {fs.line} to {ls.sid} ending at line "
             f"{ls.end_line})", st=fs)

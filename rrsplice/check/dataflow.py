@@ -34,12 +34,12 @@ def _check_dataflow(rep: Report, fn: Function, rng: StatementRange, sp: SpliceTe
     from ..semantics import sort_registers
     fa = _analyze(rep, fn)
     stmts = fn.statements
-    passed = list(rep.facts.get("passed", []))
-    returned = list(rep.facts.get("returned", []))
+    passed = list(rep.facts.passed or [])
+    returned = list(rep.facts.returned or [])
     live_in = list(fa.range_live_in(rng))
     live_out = list(fa.range_live_out(rng))
-    rep.facts["live_in"] = live_in
-    rep.facts["live_out"] = live_out
+    rep.facts.live_in = live_in
+    rep.facts.live_out = live_out
     _check_scoped_crossing(rep, fa, rng)
     classes = classify_live_in(fa, rng, passed=passed)
     groups: dict = {}
@@ -48,7 +48,7 @@ def _check_dataflow(rep: Report, fn: Function, rng: StatementRange, sp: SpliceTe
         groups.setdefault(li.klass, []).append(li)
         if li.klass == "other":
             other.append(li)
-    rep.facts["live_in_classes"] = {k: [li.reg for li in v] for k, v in groups.items()}
+    rep.facts.live_in_classes = {k: [li.reg for li in v] for k, v in groups.items()}
     # a legacy delete+insert need not be a call: its unread live-ins are only suspicious
     sev = "error" if rep.recipe.form == "cut_call" else "warning"
     for li in other:
@@ -119,7 +119,7 @@ def _check_dataflow(rep: Report, fn: Function, rng: StatementRange, sp: SpliceTe
 
 def _mma_facts(rep: Report, fn: Function, rng: StatementRange, fa) -> None:
     n = sum(1 for i in range(rng.first, rng.last + 1) if fn.statements[i - 1].base == "mma")
-    rep.facts["mma"] = n
+    rep.facts.mma = n
     if not n:
         return
 
@@ -132,8 +132,8 @@ def _mma_facts(rep: Report, fn: Function, rng: StatementRange, fa) -> None:
     try:
         geo = _memo(rep.target.module, fn, f"phases {rng}", compute)
     except Exception as exc:  # noqa: BLE001 - a fact, never a reason to fail a check
-        rep.facts["phases_error"] = str(exc)
+        rep.facts.phases_error = str(exc)
         return
-    rep.facts["phases"] = len(geo)
+    rep.facts.phases = len(geo)
     if geo:
-        rep.facts["phase_geometry"] = geo
+        rep.facts.phase_geometry = geo

@@ -9,6 +9,7 @@ from ..model import Function
 from ..recipe import Recipe, RecipeError
 from .analysis import _analyze
 from .calls import _check_splice_text
+from .facts import StageFacts
 from .report import Report, Target
 from .source import _TYPE_SIZE, _function_decl, _line_text
 
@@ -46,8 +47,8 @@ def _check_point(rep: Report) -> None:
     if last.depth > 1 or _inside_nested_block(fn, line):
         rep.add("warning", "stage-line", f"line {line} lies inside a nested {{ }} block",
                 st=last)
-    rep.facts["stage"] = {"name": t.stage, "line": line, "after": last.sid,
-                          "registers": t.point_regs}
+    rep.facts.stage = StageFacts(name=t.stage, line=line, after=last.sid,
+                                 registers=t.point_regs)
     regs = t.point_regs
     bad = [r for r in regs if _function_decl(fn, m, r) is None]
     for r in bad:

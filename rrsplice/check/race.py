@@ -210,14 +210,14 @@ def _check_scratch_race(rep: Report, fn: Function, rng: StatementRange, sp: Spli
     fa = _analyze(rep, fn)
     uses = symbol_uses(fa, sym)
     accesses = [a for a in uses.accesses if a.kind != "address"]
-    facts = rep.facts.setdefault("scratch", {"symbol": sym})
+    facts = rep.facts.scratch_for(sym)
     if not accesses:
-        facts["race"] = "none: the kernel does not use the array"
+        facts.race = "none: the kernel does not use the array"
         return
     last_read = max(sp.statements.index(st) for st in loads)
     barrier = next((st for st in sp.statements[last_read + 1:] if is_block_barrier(st)), None)
     if barrier is not None:
-        facts["race"] = "guarded: " + barrier.text.strip()
+        facts.race = "guarded: " + barrier.text.strip()
         rep.add("info", "scratch-race", f"`{barrier.text.strip()}` after the scratch reads "
                 f"keeps the warps apart in {sym} (the native body must execute a block "
                 "barrier before it stores its returns; `rrsplice outline` mirrors this one)")
@@ -235,7 +235,7 @@ def _check_scratch_race(rep: Report, fn: Function, rng: StatementRange, sp: Spli
            "`rrsplice outline` mirrors the barrier there), or return through `.param` "
            "(`rrsplice recipe new --abi param`)")
     if not per_thread:
-        facts["race"] = "per-lane slots, no barrier"
+        facts.race = "per-lane slots, no barrier"
         rep.add("warning", "scratch-race", f"{who} and uses {sym} itself ({where} "
                 f"accesses); the return slots are per lane, so every warp's body stores to "
                 f"the same 32 slots and the call text has no block barrier after its reads: "
@@ -264,7 +264,7 @@ def _check_scratch_race(rep: Report, fn: Function, rng: StatementRange, sp: Spli
         wit = (f"with a {shp} block, {acc.sid} (line {acc.line}, {side}) `{_short(acc.text, 60)}` "
                f"of thread {t} (warp {t // 32}) {kind} byte {byte}, which is in the return slot "
                f"of thread {owner} (warp {owner // 32})")
-        facts["race"] = f"overlap ({shp})"
+        facts.race = f"overlap ({shp})"
         if len(over) == len(results):
             rep.add("error", "scratch-race", f"{base_msg}: the slots overlap what other warps "
                     f"access in the array, so one warp's body can overwrite bytes another warp "
@@ -277,7 +277,7 @@ def _check_scratch_race(rep: Report, fn: Function, rng: StatementRange, sp: Spli
                 st=fn.statements[acc.index - 1])
         return
     if results and all(r[1] == "clear" for r in results):
-        facts["race"] = "slots disjoint from every other access"
+        facts.race = "slots disjoint from every other access"
         rep.add("info", "scratch-race", f"{sym}: no warp's accesses touch another warp's "
                 f"return slots (block shapes " + ", ".join("x".join(map(str, r[0]))
                                                           for r in results) + ")")
@@ -285,7 +285,7 @@ def _check_scratch_race(rep: Report, fn: Function, rng: StatementRange, sp: Spli
     why = next((r[2] for r in results if r[1] == "unknown"), None) or (
         "the entry declares no .maxntid/.reqntid" if not shapes else
         f"the size of {sym} is not known")
-    facts["race"] = "unknown"
+    facts.race = "unknown"
     rep.add("warning", "scratch-race", f"{base_msg}; rrsplice cannot prove whether the slots "
             f"overlap other warps' accesses ({why}); {fix}", line=decl.line)
 

@@ -11,6 +11,7 @@ from ..errors import RRSpliceError
 from ..model import Function, Module
 from ..recipe import Recipe
 from ..select import StatementRange
+from .facts import Facts
 from .text import SpliceText
 
 
@@ -82,7 +83,7 @@ class Report:
     recipe: Recipe
     target: Optional[Target]
     findings: list = field(default_factory=list)
-    facts: dict = field(default_factory=dict)
+    facts: Facts = field(default_factory=Facts)
     splice: Optional[SpliceText] = None
     analysis: object = None
 
@@ -112,4 +113,4 @@ class Report:
                 "module": str(t.path) if t else None, "note": t.note if t else None,
                 "function": t.fn.name if t and t.fn else None,
                 "errors": len(self.errors), "warnings": len(self.warnings),
-                "findings": [f.to_json() for f in self.findings], "facts": self.facts}
+                "findings": [f.to_json() for f in self.findings], "facts": self.facts.to_json()}

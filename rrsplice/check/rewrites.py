@@ -43,7 +43,7 @@ def check_rewrites(rep: Report) -> None:
         return
     plan = plan_rewrites(t.module, rules, rewrite_functions(t), _skip_for(t))
     t.rewrites = plan
-    rep.facts["rewrites"] = plan.to_json()
+    rep.facts.rewrites = plan
     for i in plan.issues:
         rep.add(i.severity, i.code, i.message, st=i.statement)
     counts = plan.counts

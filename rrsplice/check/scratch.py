@@ -9,6 +9,7 @@ from typing import Optional
 from ..model import Address, Function, Module, Reg, Symbol
 from ..select import StatementRange
 from .analysis import _memo
+from .facts import ScratchFacts
 from .race import _check_scratch_race
 from .report import Report
 from .source import _TYPE_SIZE, _short
@@ -112,9 +113,9 @@ def _check_scratch(rep: Report, fn: Function, rng: StatementRange, sp: SpliceTex
     per_thread = any(x.startswith("%tid.") for x in specials)
     threads = block_threads(fn)
     slots = (threads or 1024) if per_thread else 32
-    rep.facts["scratch"] = {"symbol": sym, "bytes": size, "stride": stride,
-                            "stride_from": why, "line": decl.line,
-                            "slots": slots, "indexed_by": "thread" if per_thread else "lane"}
+    rep.facts.scratch = ScratchFacts(symbol=sym, bytes=size, stride=stride, stride_from=why,
+                                     line=decl.line, slots=slots,
+                                     indexed_by="thread" if per_thread else "lane")
     if stride is not None and size is not None:
         need = stride * slots
         unit = "threads" if per_thread else "lanes"
@@ -161,9 +162,9 @@ def _check_scratch_live(rep: Report, fn: Function, rng: StatementRange, sym: str
                                                   if lb else "none")
             + "; first after it: " + (f"{fa_.sid} line {fa_.line} `{_short(fa_.text, 70)}`"
                                        if fa_ else "none"))
-    facts = rep.facts.setdefault("scratch", {"symbol": sym})
-    facts["last_before"] = {"statement": lb.sid, "line": lb.line} if lb else None
-    facts["first_after"] = {"statement": fa_.sid, "line": fa_.line} if fa_ else None
+    facts = rep.facts.scratch_for(sym)
+    facts.last_before = {"statement": lb.sid, "line": lb.line} if lb else None
+    facts.first_after = {"statement": fa_.sid, "line": fa_.line} if fa_ else None
     written_before = [i for i, k in before if k != "read"]
     read_after = [i for i, k in after if k != "write"]
     if written_before and read_after:

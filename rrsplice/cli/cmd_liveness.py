@@ -46,7 +46,7 @@ def _recipe_passed(rec, path, module) -> Optional[list]:
     if rec is None or rec.call is None:
         return None
     from ..check import check_recipe
-    return check_recipe(rec, module_path=path, module=module).facts.get("passed")
+    return check_recipe(rec, module_path=path, module=module).facts.passed
 
 
 PASSED_MEANS = {

@@ -63,7 +63,7 @@ def outline_cmd(recipe, out, corpus, any_module, no_check, as_json):
             dest = dest / default_output(path, rec).with_suffix(".body.ptx").name
     write_atomic(dest, body.ptx, protect=(path, rec.path))
     data = body.to_json()
-    classes = report.facts.get("live_in_classes", {})
+    classes = report.facts.live_in_classes or {}
     data.update({"ok": True, "recipe": str(rec.path), "module": str(path),
                  "output": str(dest), "function": report.target.fn.name,
                  "live_in_classes": classes})

@@ -99,7 +99,7 @@ def apply_cmd(recipe, out, corpus, any_module, stage, archs, all_dir, jobs, verb
         sys.exit(0 if res.ok else 1)
     if res.report.target and res.report.target.note:
         note(res.report.target.note)
-    facts_grid(dict(res.report.facts)).print()
+    facts_grid(res.report.facts).print()
     print_findings(res.report, verbose)
     say("wrote ", bold(res.output), f" ({res.bytes_out} bytes from {res.bytes_in}; "
         f"{len(res.edits)} edit(s)) in {res.seconds:.2f}s")

@@ -3,6 +3,7 @@ the cut as a two-column table on stdout (shared by check, apply, outline and ver
 
 from __future__ import annotations
 
+from ..check.facts import Facts
 from .render import Grid, print_diagnostic
 
 
@@ -53,7 +54,7 @@ def print_findings(report, verbose: bool = False, errors_only: bool = False) -> 
                          f.code)
 
 
-def facts_grid(facts: dict) -> Grid:
+def facts_grid(facts: Facts) -> Grid:
     """The facts a check established about the cut (module, function, lines, live sets)."""
     g = Grid("fact", "value", header=False)
 
@@ -61,34 +62,32 @@ def facts_grid(facts: dict) -> Grid:
         if v not in (None, [], ""):
             g.add_row(k, str(v))
 
-    row("module", facts.get("module"))
-    row("function", facts.get("function"))
-    row("target", facts.get("target"))
-    if facts.get("lines"):
-        a, b = facts["lines"]
-        row("cut", f"lines {a}-{b} ({b - a + 1} lines), statements {facts.get('statements')} "
-            f"({facts.get('statement_count')})")
-    if facts.get("mma") is not None:
-        row("mma", f"{facts['mma']} in {facts.get('phases', '?')} phase(s)")
-    if facts.get("passed") is not None:
-        row("passed", f"{len(facts['passed'])}: {regs_text(facts['passed'])}")
-    if facts.get("returned") is not None:
-        row("returned", f"{len(facts['returned'])}: {regs_text(facts['returned'])}")
-    if facts.get("live_in") is not None:
-        row("live-in", live_in_text(facts.get("live_in_classes", {})))
-    if facts.get("live_out") is not None:
-        row("live-out", f"{len(facts['live_out'])}: {regs_text(facts['live_out'])}")
-    sc = facts.get("scratch")
+    row("module", facts.module)
+    row("function", facts.function)
+    row("target", facts.target)
+    if facts.lines:
+        a, b = facts.lines
+        row("cut", f"lines {a}-{b} ({b - a + 1} lines), statements {facts.statements} "
+            f"({facts.statement_count})")
+    if facts.mma is not None:
+        row("mma", f"{facts.mma} in {'?' if facts.phases is None else facts.phases} phase(s)")
+    if facts.passed is not None:
+        row("passed", f"{len(facts.passed)}: {regs_text(facts.passed)}")
+    if facts.returned is not None:
+        row("returned", f"{len(facts.returned)}: {regs_text(facts.returned)}")
+    if facts.live_in is not None:
+        row("live-in", live_in_text(facts.live_in_classes or {}))
+    if facts.live_out is not None:
+        row("live-out", f"{len(facts.live_out)}: {regs_text(facts.live_out)}")
+    sc = facts.scratch
     if sc:
-        row("scratch", f"{sc.get('symbol')} ({sc.get('bytes')} bytes, stride "
-            f"{sc.get('stride')})")
-    st = facts.get("stage")
+        row("scratch", f"{sc.symbol} ({sc.bytes} bytes, stride {sc.stride})")
+    st = facts.stage
     if st:
-        row("stage", f"{st['name']} after line {st['line']} ({st['after']}): "
-            f"{regs_text(st['registers'])}")
-    rw = facts.get("rewrites")
+        row("stage", f"{st.name} after line {st.line} ({st.after}): {regs_text(st.registers)}")
+    rw = facts.rewrites
     if rw is not None:
-        row("rewrites", (", ".join(f"{k} {n}" for k, n in rw["counts"].items()) or "none")
-            + f" ({rw['statements']} statement(s) touched"
-            + (f", {len(rw['skipped'])} left" if rw["skipped"] else "") + ")")
+        row("rewrites", (", ".join(f"{k} {n}" for k, n in rw.counts.items()) or "none")
+            + f" ({len(rw.touched)} statement(s) touched"
+            + (f", {len(rw.skipped)} left" if rw.skipped else "") + ")")
     return g

@@ -23,9 +23,12 @@ Everything the body cannot be given is an `OutlineError` that names the register
 statement and the line.
 
 The stages live in their own modules: `callsite` reads the call text, `region` finds the
-region's span and live-ins, `recompute` derives what the call does not pass, `delivery`
-writes the read-back stores, `body` assembles the module, `from_recipe` starts from a
-recipe. This package re-exports the public names.
+region's span and live-ins, `rewrites` holds the region's rewrites as statement rules
+(rrsplice.rewrite's protocol, run by its planner together with the recipe's own rules),
+`values` the copies taken before the region, `recompute` derives what the call does not
+pass, `exits` and `delivery` write the exit code and the read-back stores, `assemble`
+writes the module text, `body` runs these steps in order (`context` is what they all
+read), `from_recipe` starts from a recipe. This package re-exports the public names.
 """
 
 from __future__ import annotations

@@ -84,6 +84,19 @@ class CallSite:
             out.extend(rb.registers)
         return out
 
+    def passed_symbols(self, shared: set) -> dict:
+        """.shared symbol -> the passed register the call text moved its address into
+        (`mov.u32 %x, SYM;` before `st.param.b32 [pN], %x;`); the first such move wins."""
+        passed = self.passed_registers()
+        out: dict = {}
+        for st in self.pre:
+            ops = st.operands
+            if st.base == "mov" and len(ops) == 2 and isinstance(ops[1], Symbol) \
+                    and isinstance(ops[0], Reg) and ops[0].name in passed \
+                    and ops[1].name in shared:
+                out.setdefault(ops[1].name, ops[0].name)
+        return out
+
 
 def parse_call(call_text: str, extern_text: str, header: str = "") -> CallSite:
     """Read the call text (wrapped in a dummy function) against the extern declaration."""

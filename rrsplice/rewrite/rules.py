@@ -17,12 +17,25 @@ from ..model import Function, Module, Statement
 
 @dataclass
 class Replacement:
-    """Replace statement `statement`'s text (char span start..end) with `text`."""
+    """Replace statement `statement`'s text (char span start..end) with `text`, or, when
+    `parts` is given, only those (start, end, text) char spans inside it (a symbol renamed
+    where it occurs), so the rest of the statement stays the input's bytes."""
     kind: str                    # the rule's kind name, e.g. "sust.v2b16", "rz_round"
     statement: Statement
     text: str
     function: Function
     folded: tuple = ()           # further statements this rewrite removes (their text -> "")
+    parts: tuple = ()            # (start, end, text) inside the statement, instead of `text`
+
+    def own_spans(self) -> list:
+        """(start, end, text) char spans of the module text edited inside `statement`."""
+        st = self.statement
+        return list(self.parts) if self.parts else [(st.start, st.end, self.text)]
+
+    def spans(self) -> list:
+        """Every (start, end, text) char span this replacement edits, folded statements
+        (emptied) included."""
+        return self.own_spans() + [(f.start, f.end, "") for f in self.folded]
 
 
 @dataclass
@@ -77,8 +90,9 @@ class RewritePlan:
         bo = module.byte_offset
         for r in self.replacements:
             st = r.statement
-            out.append(Edit(bo(st.start), bo(st.end), r.text.encode("utf-8"),
-                            f"{r.kind} {r.function.name}:{st.sid}"))
+            for a, b, text in r.own_spans():
+                out.append(Edit(bo(a), bo(b), text.encode("utf-8"),
+                                f"{r.kind} {r.function.name}:{st.sid}"))
             for f in r.folded:
                 out.append(Edit(bo(f.start), bo(f.end), b"",
                                 f"{r.kind} folds {r.function.name}:{f.sid}"))
@@ -100,6 +114,44 @@ class Rule:
         """Append the function's replacements, declarations and issues to `plan`; `skip(st)`
         says why a statement must stay as it is (inside a cut), or None."""
         raise NotImplementedError
+
+
+class StatementRule(Rule):
+    """A rule that decides one statement at a time: :meth:`matches` looks at the statement
+    (opcode, modifiers, operand shapes), :meth:`rewrite` appends its replacement, issues or
+    declarations to the plan. Rules that share state (fresh names, values taken before the
+    code runs) are combined with :class:`FirstMatch` so they see statements in order."""
+
+    def matches(self, st: Statement) -> bool:  # pragma: no cover
+        raise NotImplementedError
+
+    def rewrite(self, fn: Function, st: Statement, plan: RewritePlan) -> None:  # pragma: no cover
+        raise NotImplementedError
+
+    def run(self, fn: Function, plan: RewritePlan, skip) -> None:
+        FirstMatch(self).run(fn, plan, skip)
+
+
+class FirstMatch(Rule):
+    """Statement rules run as one: each statement, in program order, goes to the first rule
+    that matches it (a later rule never sees a statement an earlier one claimed)."""
+
+    def __init__(self, *rules: StatementRule):
+        self.rules = rules
+        self.name = "+".join(r.name for r in rules)
+
+    def run(self, fn: Function, plan: RewritePlan, skip) -> None:
+        for st in fn.statements:
+            if st.is_label:
+                continue
+            rule = next((r for r in self.rules if r.matches(st)), None)
+            if rule is None:
+                continue
+            why = skip(st)
+            if why:
+                plan.skipped.append((rule.name, st, why))
+                continue
+            rule.rewrite(fn, st, plan)
 
 
 def module_declares(module: Module, name: str) -> bool:
