@@ -170,9 +170,12 @@ def prepare(recipe, corpus=None, *, check: bool = True, any_module: bool = False
     report = check_recipe(rec, module_path=path, module=module)
     if note and report.target is not None:
         report.target.note = note
-    if check and not report.ok:
-        raise CheckFailed(report)
     t = report.target
+    incomplete = t is None or t.fn is None or t.rng is None or not t.text or not t.extern
+    if (check or incomplete) and not report.ok:
+        # --no-check goes on past findings, never past a cut without statements, call text
+        # or extern declaration: there would be nothing to outline
+        raise CheckFailed(report)
     data = emit(module, build_edits(t))
     from .rewrite import rules_for_recipe
     out = build_outline(t.module, t.fn, t.rng, t.text, t.extern,

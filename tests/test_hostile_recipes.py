@@ -142,3 +142,25 @@ def test_a_recipes_project_settings_come_from_its_own_location(tmp_path):
     assert Path(out["input"]) == tmp_path / "a" / "corpus" / "m.ptx"
     assert (tmp_path / "out.ptx").read_bytes() == SMALL.read_bytes()
     assert str(tmp_path / "a" / "pyproject.toml") in out["note"]
+
+
+_RECIPES_BAD = sorted(p for p in (ROOT / "tests" / "recipes_bad").glob("*.py")
+                      if not p.name.startswith("_"))
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("path", _RECIPES_BAD, ids=lambda p: p.name)
+def test_outline_without_the_check_ends_in_a_body_or_a_typed_error(path):
+    """`outline --no-check` / `verify --no-check` go on past check findings, but a recipe
+    whose cut, call text or extern does not resolve is a clean error, never a crash."""
+    from rrsplice.check import CheckFailed
+    from rrsplice.errors import RRSpliceError
+    from rrsplice.verify import prepare
+    try:
+        _rec, _path, _data, body, _rep = prepare(path, check=False)
+    except CheckFailed as exc:
+        assert exc.report.errors, path
+    except RRSpliceError as exc:
+        assert str(exc), path
+    else:
+        assert body.ptx.startswith(b"//") and b".func" in body.ptx
