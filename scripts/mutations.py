@@ -54,7 +54,8 @@ TESTS = [
                          "-kfails_its_check or that_pass or scratch or bites or passed_but_not_live "
                          "or undeclared_register")),
     ("rrsplice/outline/", (T + "test_bites_outline.py", T + "test_bites_outline_paths.py",
-                           T + "test_outline_oracle.py", T + "test_outline.py")),
+                           T + "test_outline_oracle.py", T + "test_outline.py",
+                           T + "test_outline_rules.py")),
 ]
 
 P, O, S, C, D, F = ("rrsplice/parser.py", "rrsplice/operands.py", "rrsplice/semantics.py",

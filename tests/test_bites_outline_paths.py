@@ -114,3 +114,30 @@ def test_body_registers_never_collide_with_the_kernels():
     region = ["mov.u32 %rrsor0, 1000;", "ld.param.u32 %r5, [k_param_1];",
               "add.s32 %r6, %r5, %rrsor0;"]
     assert outcome(prefix, region, ["%r13"], ["%r6"]) is None
+
+
+# ---------------------------------------------------------------- registers passed as arguments
+
+def _passing_directly(call: str) -> str:
+    """The call text with its first argument `%r5` passed as the call's own operand instead
+    of through a `.param` it declares and stores."""
+    assert "\t.param .b32 a0;\n\tst.param.b32 [a0+0], %r5;\n" in call
+    return call.replace("\t.param .b32 a0;\n\tst.param.b32 [a0+0], %r5;\n", "") \
+        .replace("body, (a0", "body, (%r5")
+
+
+def test_a_register_passed_directly_as_an_argument_reaches_the_region():
+    # `call.uni (rv), body, (%r5, a1)`: the body's parameter holds %r5's value, which the
+    # region reads as %r5
+    region = ["add.s32 %r6, %r5, 2;", "mul.lo.s32 %r7, %r6, %r1;"]
+    assert outcome(["add.s32 %r5, %r1, 3;"], region, ["%r5", "%r1"], ["%r7"],
+                   call_fix=_passing_directly) is None
+
+
+@pytest.mark.slow
+def test_a_register_passed_directly_assembles(ptxas_path, tmp_path):
+    mod, fn, rng, call, ext = kernel(["add.s32 %r5, %r1, 3;"], ["add.s32 %r6, %r5, 2;"],
+                                     ["%r5"], ["%r6"])
+    o = build_outline(mod, fn, rng, _passing_directly(call), ext)
+    assert "ld.param.b32 %r5, [body_a0];" in o.ptx.decode()
+    _assemble(ptxas_path, tmp_path, o.ptx)

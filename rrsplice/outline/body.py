@@ -9,7 +9,7 @@ from typing import Optional
 
 from ..emit import apply_spans
 from ..errors import RRSpliceError
-from ..model import Function, Module
+from ..model import Function, Module, Reg
 from ..rewrite import plan_rewrites
 from ..select import StatementRange
 from ..scopes import is_scoped
@@ -155,29 +155,32 @@ def _live_in(ctx: OutlineContext, live_at_exit: set, exit_of: dict) -> tuple:
 
 
 def _parameter_loads(ctx: OutlineContext, recompute_sts: list) -> tuple:
-    """One `ld.param` per parameter the call fills from registers, into those registers;
-    a passed register that a recompute statement overwrites (the other result of a pair
-    load) is loaded again right after that statement, before a later one reads it:
+    """One load per parameter the call fills from registers, into those registers (an
+    `ld.param` of what the call text stored, or, for a register the call passes directly
+    as an argument, of that whole parameter); a passed register that a recompute statement
+    overwrites (the other result of a pair load) is loaded again right after that
+    statement, before a later one reads it:
     (load lines, registers loaded, recompute statement index -> loads to repeat)."""
     site = ctx.site
-    param_lines = []
     ext_params = site.extern.params
-    loaded = []
+    loads = []                 # (line, registers it sets)
     for pv in site.params:
         regs = pv.registers
-        if not regs or pv.statement is site.call:
+        if not regs:
             continue
         p = ext_params[pv.index]
-        op = pv.statement.opcode.replace("st.param", "ld.param", 1)
-        param_lines.append(f"\t{op} {pv.value}, [{p.name}+{pv.offset}];")
-        loaded.extend(regs)
-    loaded_pvs = [pv for pv in site.params if pv.registers and pv.statement is not site.call]
+        if pv.statement is not site.call:
+            op = pv.statement.opcode.replace("st.param", "ld.param", 1)
+            loads.append((f"\t{op} {pv.value}, [{p.name}+{pv.offset}];", regs))
+        elif isinstance(pv.value, Reg) and p.type and not p.dims:
+            op = "mov" if p.space == ".reg" else "ld.param"
+            src = p.name if p.space == ".reg" else f"[{p.name}]"
+            loads.append((f"\t{op}{p.type} {pv.value}, {src};", regs))
     reloads: dict = {}
     for st in recompute_sts:
         defs = set(def_use(st).defs)
-        reloads[st.index] = [line for line, pv in zip(param_lines, loaded_pvs)
-                             if set(pv.registers) & defs]
-    return param_lines, loaded, reloads
+        reloads[st.index] = [line for line, regs in loads if set(regs) & defs]
+    return [line for line, _ in loads], [r for _, regs in loads for r in regs], reloads
 
 
 def _apply(text: str, start: int, end: int, edits: list) -> str:
