@@ -9,8 +9,8 @@ process each, as a user would) and keeps stdout, stderr, exit status and written
 * `rrsplice apply RECIPE -o OUT --json`,
 
 plus `apply recipes/tiny_family.py --all corpus_fixtures`. Paths of the scratch output
-directory are replaced by `<OUT>` so records made in different directories compare, and
-the wall-clock figures `apply --json` reports (`"seconds": ...`) by `<S>`; a traceback
+directory are replaced by `<OUT>` and of the checkout by `<ROOT>`, so records made in
+different directories compare, and the wall-clock figures `apply --json` reports (`"seconds": ...`) by `<S>`; a traceback
 compares by its exception line only. Usage:
 
     python scripts/golden_outputs.py record DIR      # before the change
@@ -69,7 +69,8 @@ def _run(job) -> dict[str, bytes]:
         env = dict(os.environ, PYTHONPATH=str(ROOT), COLUMNS="200")
         p = subprocess.run([sys.executable, "-m", "rrsplice", *argv], cwd=ROOT, env=env,
                            capture_output=True, timeout=600)
-        norm = lambda b: b.replace(str(work).encode(), b"<OUT>")  # noqa: E731
+        norm = lambda b: b.replace(str(work).encode(), b"<OUT>") \
+            .replace(str(ROOT).encode(), b"<ROOT>")  # noqa: E731
         rec = {f"{name}.stdout": norm(p.stdout), f"{name}.stderr": norm(p.stderr),
                f"{name}.rc": str(p.returncode).encode()}
         for pattern in files:
