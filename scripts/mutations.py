@@ -493,7 +493,7 @@ MUTATIONS = [
             tuple(str(o) for o in st.operands[1:2]), pos)''', "parameter reads matched on the "
         "first source only",
         equivalent='a kernel-parameter read (`ld.param`) has exactly one source operand, so the first source is all of them'),
-    Mut(OB, "outline-reload-overwritten", 'if set(pv.registers) & defs]', 'if False]',
+    Mut(OB, "outline-reload-overwritten", 'if set(regs) & defs]', 'if False]',
         "parameters overwritten by recomputation not reloaded"),
     Mut(OAS, "outline-reload-late", '''            if reloads[st.index]:
                 out.append("\\t// parameters the statement above overwrote")
@@ -505,8 +505,10 @@ MUTATIONS = [
     Mut(OVA, "outline-snapshot", '''        return reg if not _kernel_side(self.site, reg) or not self.kernel_types(reg) and \\
             self.call_types(reg) else self.snapshot(reg)''', '''        return reg''',
         "a passed register the region overwrites used instead of its snapshot"),
-    Mut(OB, "outline-param-load-offset", 'param_lines.append(f"\\t{op} {pv.value}, [{p.name}+{pv.offset}];")',
-        'param_lines.append(f"\\t{op} {pv.value}, [{p.name}+0];")', "parameter loads ignore "
+    Mut(OB, "outline-direct-argument", 'elif isinstance(pv.value, Reg) and p.type and not p.dims:',
+        'elif False:', "a register passed directly as a call argument never loaded"),
+    Mut(OB, "outline-param-load-offset", 'loads.append((f"\\t{op} {pv.value}, [{p.name}+{pv.offset}];", regs))',
+        'loads.append((f"\\t{op} {pv.value}, [{p.name}+0];", regs))', "parameter loads ignore "
         "the offset"),
     Mut(OB, "outline-recompute-order", 'recompute_sts = [fn.statement(i) for i in sorted(recompute_idx)]',
         'recompute_sts = [fn.statement(i) for i in sorted(recompute_idx, reverse=True)]',
