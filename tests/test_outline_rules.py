@@ -137,3 +137,39 @@ def test_kernel_parameter_read_becomes_a_copy_of_the_passed_value():
     o = build_outline(mod, fn, rng, call, ext)
     assert o.kernel_params == [rng.first]
     assert "\tmov.b32 %r7, %rrsor0;\n\tadd.s32 %r6, %r7, 1;\n" in o.ptx.decode()
+
+
+def test_a_branch_out_of_the_region_is_retargeted_by_a_rule_of_the_same_plan():
+    """`@%p1 bra $L_after` (the statement right after the region) becomes a branch to the
+    body's exit label, only the label's characters changed (comment and spacing kept); the
+    rule's replacement sits in the plan next to the outliner's other rules."""
+    from rrsplice.outline.body import _context, _region_rewrites
+    from rrsplice.outline.exits import ExitBranches
+    region = ["add.s32 %r6, %r1, 1;", "setp.gt.s32 %p1, %r1, 3;",
+              "@%p1  bra   $L_after;  // leave early", "add.s32 %r6, %r6, 1;"]
+    mod, fn, rng, call, ext = kernel(["add.s32 %r1, %r1, 0;"], region + ["$L_after:"],
+                                     ["%r1"], ["%r6"])
+    rng = StatementRange(rng.first, rng.last - 1)        # the label stays outside
+    o = build_outline(mod, fn, rng, call, ext)
+    body = o.ptx.decode()
+    assert "\t@%p1  bra   $L__rrsplice_exit0;  // leave early\n" in body
+    assert "$L__rrsplice_exit0:\n" in body and "$L_after" not in body
+    ctx = _context(mod, fn, rng, call, ext, None, None)
+    _edits, _decls, plan, exits = _region_rewrites(ctx, [])
+    (r,) = [r for r in plan.replacements if r.kind == ExitBranches.name]
+    assert r.statement.text.strip().startswith("@%p1  bra") and len(r.parts) == 1
+    assert exits.exit_of == {"$L_after": 0}
+
+
+def test_a_recipe_rule_error_is_reported_before_an_exit_the_call_text_cannot_take():
+    region = ["add.s32 %r6, %r1, 1;", "bra $L_far;", "add.s32 %r6, %r6, 1;"]
+    mod, fn, rng, call, ext = kernel(["add.s32 %r1, %r1, 0;"],
+                                     region + ["add.s32 %r7, %r6, 1;", "$L_far:"],
+                                     ["%r1"], ["%r6"])
+    rng = StatementRange(rng.first, rng.last - 2)
+    with pytest.raises(OutlineError, match=r"branches to \$L_far .*outside the region"):
+        build_outline(mod, fn, rng, call, ext)
+    rule = UserRule(["add.s32"], "{guard}add.s32 {0}, {9};")      # no operand 9
+    with pytest.raises(OutlineError, match=r"rewrite-rule: s\d+: the template") as exc:
+        build_outline(mod, fn, rng, call, ext, rules=[rule])
+    assert "$L_far" not in str(exc.value)

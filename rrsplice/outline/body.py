@@ -19,7 +19,7 @@ from .callsite import parse_call
 from .common import OutlineError, _iter_blocks, _Names
 from .context import OutlineContext
 from .delivery import _readback_code
-from .exits import _exits
+from .exits import ExitBranches
 from .recompute import _recompute
 from .region import region_needs, region_span
 from .rewrites import KernelParamRead, region_rules
@@ -61,8 +61,8 @@ def build_outline(module: Module, fn: Function, rng: StatementRange, call_text: 
     recipe's statement rewrites (rrsplice.rewrite), applied to the body's copy of the region
     as `apply` applies them to the rest of the kernel."""
     ctx = _context(module, fn, rng, call_text, extern_text, lines, analysis)
-    edits, rewrite_decls, plan = _region_rewrites(ctx, rules)
-    exit_of, exit_lines, dispatch = _exits(fn, rng, ctx.site, ctx.values.names, edits)
+    edits, rewrite_decls, plan, exits = _region_rewrites(ctx, rules)
+    exit_of, exit_lines, dispatch = exits.exit_of, exits.lines, exits.dispatch
     live_at_exit, post_lines = _deliveries(ctx, dispatch)
     needs, recomputed, recompute_sts = _live_in(ctx, live_at_exit, exit_of)
     param_lines, loaded, reloads = _parameter_loads(ctx, recompute_sts)
@@ -102,18 +102,21 @@ def _context(module: Module, fn: Function, rng: StatementRange, call_text: str,
 
 
 def _region_rewrites(ctx: OutlineContext, rules) -> tuple:
-    """The outliner's own rules (what a `.func` cannot see) and then the recipe's, over the
-    region's statements, through the planner `apply` uses: (char edits, the declarations
-    the recipe's rewrites need, the plan). A recipe rule's error refuses the outline."""
+    """The outliner's own rules (what a `.func` cannot see), the recipe's, then the exit
+    branches' retargeting, over the region's statements, through the planner `apply` uses:
+    (char edits, the declarations the recipe's rewrites need, the plan, the ExitPlan). A
+    recipe rule's error refuses the outline, before an exit the call text cannot take."""
     rng = ctx.rng
-    plan = plan_rewrites(ctx.module, [region_rules(ctx), *rules], [ctx.fn],
+    exit_rule = ExitBranches(ctx.fn, rng, ctx.site)
+    plan = plan_rewrites(ctx.module, [region_rules(ctx), *rules, exit_rule], [ctx.fn],
                          lambda st: None if rng.first <= st.index <= rng.last
                          else "outside the region")
     bad = [i for i in plan.issues if i.severity == "error"]
     if bad:
         raise OutlineError(f"{bad[0].code}: {bad[0].message}")
+    exits = exit_rule.result()
     edits = [sp for r in plan.replacements for sp in r.spans()]
-    return edits, [plan.declarations[k] for k in sorted(plan.declarations)], plan
+    return edits, [plan.declarations[k] for k in sorted(plan.declarations)], plan, exits
 
 
 def _deliveries(ctx: OutlineContext, dispatch) -> tuple:

@@ -1,20 +1,79 @@
 """The body's exits: branches of the region to labels outside it become branches to the
 body's own exit labels, placed after the region's copy; each sets the exit index the call
-text dispatches on (rrsplice.exits) and falls into the return delivery."""
+text dispatches on (rrsplice.exits) and falls into the return delivery. The retargeting
+is a statement rule (:class:`ExitBranches`) of the same plan as the region's other
+rewrites."""
 
 from __future__ import annotations
 
 import re
+from dataclasses import dataclass, field
+from typing import Optional
 
+from ..emit import apply_spans
 from ..exits import read_dispatch, region_exits, return_labels
+from ..model import Function, Statement
+from ..rewrite.rules import Replacement, RewritePlan, StatementRule
 from ..scopes import source_name
 from .common import OutlineError
 
 
-def _exits(fn, rng, site, names, edits: list) -> tuple:
-    """(label -> exit index for every outside label the region branches to, the lines to
-    put after the region's copy, the Dispatch read from the call text). Appends the label
-    rewrites to `edits`."""
+@dataclass
+class ExitPlan:
+    """Where the region leaves and what the body does there."""
+    exit_of: dict = field(default_factory=dict)     # outside label -> exit index
+    retarget: dict = field(default_factory=dict)    # statement index -> [(outside, body label)]
+    lines: list = field(default_factory=list)       # the code after the region's copy
+    dispatch: object = None                         # rrsplice.exits.Dispatch
+
+
+class ExitBranches(StatementRule):
+    """A branch of the region to a label outside it: the label becomes the body's exit
+    label for that target (only the label's characters change). The exits are worked out
+    when the rule runs, after the region's other rules, so their refusals keep their order;
+    a refusal is held until the recipe's own rule errors have been reported."""
+
+    name = "outline.exit_branch"
+
+    def __init__(self, fn: Function, rng, site):
+        self.fn, self.rng, self.site = fn, rng, site
+        self.plan: Optional[ExitPlan] = None
+        self.error: Optional[OutlineError] = None
+
+    def run(self, fn: Function, plan: RewritePlan, skip) -> None:
+        if fn is not self.fn:
+            return
+        try:
+            self.plan = plan_exits(self.fn, self.rng, self.site)
+        except OutlineError as exc:
+            self.error = exc
+            return
+        super().run(fn, plan, skip)
+
+    def matches(self, st: Statement) -> bool:
+        return self.plan is not None and st.index in self.plan.retarget
+
+    def rewrite(self, fn: Function, st: Statement, plan: RewritePlan) -> None:
+        parts = []
+        for outside, label in self.plan.retarget[st.index]:
+            m = re.search(r"(?<![\w$])" + re.escape(outside) + r"(?![\w$])", st.text)
+            parts.append((st.start + m.start(), st.start + m.end(), label))
+        text = apply_spans(st.text, [(a - st.start, b - st.start, t) for a, b, t in parts])
+        plan.replacements.append(Replacement(self.name, st, text, fn, parts=tuple(parts)))
+
+    def result(self) -> ExitPlan:
+        """The exit plan, or the refusal the exits earned."""
+        if self.error is not None:
+            raise self.error
+        if self.plan is None:       # the planner never reached the function
+            self.plan = plan_exits(self.fn, self.rng, self.site)
+        return self.plan
+
+
+def plan_exits(fn, rng, site) -> ExitPlan:
+    """Every outside label the region branches to, its exit index, the body label each such
+    branch goes to instead and the exit code after the region's copy; refuses a branch to
+    a label the call text does not dispatch on."""
     try:
         dispatch = read_dispatch(site.post)
     except ValueError as exc:
@@ -40,20 +99,19 @@ def _exits(fn, rng, site, names, edits: list) -> tuple:
                 f"any other target (`setp.eq.u32 %q, %x, K; @%q bra {ex.label};` after reading "
                 f"%x back)")
     if not exits:
-        return exit_of, [], dispatch
+        return ExitPlan(exit_of, {}, [], dispatch)
     taken = {st.label for st in fn.statements if st.is_label}
     base = "$L__rrsplice_exit"
     while any(t.startswith(base) for t in taken):
         base += "_"
     label = {k: f"{base}{k}" for k in sorted(set(exit_of.values()) | {0})}
+    retarget: dict = {}
     for ex in exits:
-        st = ex.statement
-        m = re.search(r"(?<![\w$])" + re.escape(ex.label) + r"(?![\w$])", st.text)
-        edits.append((st.start + m.start(), st.start + m.end(), label[exit_of[ex.label]]))
+        retarget.setdefault(ex.statement.index, []).append((ex.label, label[exit_of[ex.label]]))
     lines = []
     if dispatch.register is None:
         lines.append(f"{label[0]}:")
-        return exit_of, lines, dispatch
+        return ExitPlan(exit_of, retarget, lines, dispatch)
     done = f"{base}_done"
     order = sorted(label)
     for k in order:
@@ -62,4 +120,4 @@ def _exits(fn, rng, site, names, edits: list) -> tuple:
         if k != order[-1]:
             lines.append(f"\tbra.uni {done};")
     lines.append(f"{done}:")
-    return exit_of, lines, dispatch
+    return ExitPlan(exit_of, retarget, lines, dispatch)
