@@ -70,6 +70,7 @@ OR, OB, ORG, OCS, ODL, OCM = ("rrsplice/outline/recompute.py", "rrsplice/outline
                               "rrsplice/outline/delivery.py", "rrsplice/outline/common.py")
 OAS, OVA, ORW = ("rrsplice/outline/assemble.py", "rrsplice/outline/values.py",
                  "rrsplice/outline/rewrites.py")
+OEX = "rrsplice/outline/exits.py"
 
 MUTATIONS = [
     # ------------------------------------------------------------------ operands
@@ -505,6 +506,12 @@ MUTATIONS = [
     Mut(OVA, "outline-snapshot", '''        return reg if not _kernel_side(self.site, reg) or not self.kernel_types(reg) and \\
             self.call_types(reg) else self.snapshot(reg)''', '''        return reg''',
         "a passed register the region overwrites used instead of its snapshot"),
+    Mut(OEX, "outline-exit-not-retargeted",
+        'return self.plan is not None and st.index in self.plan.retarget', 'return False',
+        "a branch out of the region keeps its outside label in the body"),
+    Mut(OEX, "outline-exit-refusal-first", '''            self.error = exc
+            return''', '''            raise''',
+        "an exit refusal reported before the recipe rules' errors"),
     Mut(OB, "outline-direct-argument", 'elif isinstance(pv.value, Reg) and p.type and not p.dims:',
         'elif False:', "a register passed directly as a call argument never loaded"),
     Mut(OB, "outline-param-load-offset", 'loads.append((f"\\t{op} {pv.value}, [{p.name}+{pv.offset}];", regs))',
