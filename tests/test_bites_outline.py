@@ -7,7 +7,6 @@ the body in the reference interpreter (tests/ptx_interp.py)."""
 
 from __future__ import annotations
 
-import copy
 
 import pytest
 
@@ -16,7 +15,7 @@ from rrsplice.parser import parse
 from rrsplice.select import StatementRange
 
 from ptx_interp import Machine, run
-from test_outline_oracle import CONST, G, HEAD, PARAM1, call_text, fresh_machine
+from test_outline_oracle import G, HEAD, PARAM1, call_text, fresh_machine, region_and_body
 
 
 def kernel(prefix: list, region: list, passed: list, returned: list):
@@ -36,17 +35,8 @@ def run_both(prefix, region, passed, returned, seed=1):
     mod, fn, rng, call, ext = kernel(prefix, region, passed, returned)
     o = build_outline(mod, fn, rng, call, ext)
     k = fresh_machine(seed)
-    assert run(fn, k, 1, rng.first - 1) == "exit"
-    entry = copy.deepcopy(k)
-    assert run(fn, k, rng.first, rng.last) == "exit"
-    body = [f for f in parse(o.ptx.decode()).functions if f.name == "body"][0]
-    b = Machine(mem=copy.deepcopy(entry.mem))
-    b.mem["param"] = {}
-    b.symbols.update({"ctab": ("const", CONST), "body_ret": ("param", None)})
-    for i, r in enumerate(passed):
-        b.symbols[f"body_a{i}"] = ("param", None)
-        b.mem["param"][(f"body_a{i}", 0)] = entry.regs[r]
-    assert run(body, b) == "ret"
+    how, b = region_and_body(fn, rng, o, passed, k)
+    assert how == "exit"
     return ([k.regs[r] for r in returned],
             [b.mem["param"].get(("body_ret", 4 * i)) for i in range(len(returned))], o)
 
@@ -128,7 +118,7 @@ def test_pair_load_other_result_read_by_the_region_with_a_later_value_is_refused
     mod, fn, rng, call, ext = kernel(prefix, region, ["%rd2", "%r6"], ["%r7"])
     # %r6 is passed, %r5 is recomputed by the pair load: the body must reload %r6
     try:
-        o = build_outline(mod, fn, rng, call, ext)
+        build_outline(mod, fn, rng, call, ext)
     except OutlineError as exc:
         assert "overwrite %r6" in str(exc)
         return

@@ -9,16 +9,14 @@ be right, the answer is an OutlineError naming the statement."""
 
 from __future__ import annotations
 
-import copy
 
 import pytest
 
 from rrsplice.outline import OutlineError, build_outline
 
-from ptx_interp import run
 from test_bites_outline import kernel
 from test_outline import _assemble
-from test_outline_oracle import fresh_machine, run_body
+from test_outline_oracle import fresh_machine, region_and_body
 
 
 def _passing_smem(call: str) -> str:
@@ -39,10 +37,8 @@ def outcome(prefix, region, passed, returned, *, call_fix=lambda c: c, tid=5, re
     k = fresh_machine(1)
     k.special["%tid.x"] = k.special["%laneid"] = tid
     k.regs.update(regs or {})
-    assert run(fn, k, 1, rng.first - 1) == "exit"
-    entry = copy.deepcopy(k)
-    assert run(fn, k, rng.first, rng.last) == "exit"
-    b = run_body(o, entry, passed)
+    how, b = region_and_body(fn, rng, o, passed, k)
+    assert how == "exit"
     got = [b.mem["param"].get(("body_ret", 4 * i)) for i in range(len(returned))]
     want = [k.regs[r] for r in returned]
     assert got == want, f"thread {tid}: body delivers {got}, the region computes {want}\n" \

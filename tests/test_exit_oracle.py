@@ -10,17 +10,16 @@ new` writes it) dispatches `setp.eq.u32 %rrsq, %rrsx, K; @%rrsq bra EXITS[K-1];`
 
 from __future__ import annotations
 
-import copy
 import random
 
 import pytest
 from hypothesis import HealthCheck, given, settings, strategies as st
 
-from ptx_interp import Machine, Unsupported, _execute, run
+from ptx_interp import Machine, Unsupported, _execute
 from rrsplice.outline import OutlineError, build_outline
 from rrsplice.parser import parse
 from rrsplice.select import StatementRange
-from test_outline_oracle import HEAD, Gen, _dest, fresh_machine, run_body
+from test_outline_oracle import HEAD, Gen, _dest, fresh_machine, region_and_body
 
 EXITS = ["$X1", "$X2"]          # dispatched exits: index 1 and 2; "$RET" (0) follows the cut
 
@@ -117,10 +116,7 @@ def outcome(seed: int):
     except OutlineError as exc:
         return "refused", str(exc)
     kernel = fresh_machine(seed)
-    assert run(fn, kernel, 1, rng.first - 1) == "exit"
-    at_entry = copy.deepcopy(kernel)
-    went = run_region(fn, kernel, rng.first, rng.last)
-    bm = run_body(o, at_entry, passed)
+    went, bm = region_and_body(fn, rng, o, passed, kernel, run_region)
     got = {r: bm.mem["param"].get(("body_ret", 4 * i)) for i, r in enumerate(returned)}
     want = {r: kernel.regs[r] for r in returned}
     index = bm.mem["param"].get(("body_ret", 4 * len(returned)))

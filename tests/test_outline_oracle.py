@@ -252,6 +252,16 @@ def run_body(o, at_entry: Machine, passed) -> Machine:
     return bm
 
 
+def region_and_body(fn, rng, o, passed, kernel: Machine, run_region=run):
+    """Run `fn` on `kernel` up to the region, then the region itself on it and the outlined
+    body `o` on a copy of the state at the region's entry: (how the region ended, the
+    body's machine)."""
+    assert run(fn, kernel, 1, rng.first - 1) == "exit"
+    at_entry = copy.deepcopy(kernel)
+    how = run_region(fn, kernel, rng.first, rng.last)
+    return how, run_body(o, at_entry, passed)
+
+
 def outcome(seed: int):
     """'refused' (with the reason), 'ret' (the region returns: nothing to compare), or
     'same' after checking the body's read-back values against the region's."""
@@ -263,10 +273,7 @@ def outcome(seed: int):
     except OutlineError as exc:
         return "refused", str(exc)
     kernel = fresh_machine(seed)
-    assert run(fn, kernel, 1, rng.first - 1) == "exit"
-    at_entry = copy.deepcopy(kernel)
-    how = run(fn, kernel, rng.first, rng.last)
-    bm = run_body(o, at_entry, passed)
+    how, bm = region_and_body(fn, rng, o, passed, kernel)
     if how == "ret":
         return "ret", ""
     got = {r: bm.mem["param"].get(("body_ret", 4 * i)) for i, r in enumerate(returned)}
