@@ -52,3 +52,25 @@ def test_vector_parameter_load_elements_and_shared_offsets():
     assert value_of(fa, end, "%r12") == Param("k_param_0", 8)
     assert value_of(fa, end, "%r13") == Param("k_param_0", 12)
     assert value_of(fa, end, "%r15") == SharedAddr("smem", 40)
+
+
+def test_each_shared_array_has_its_own_uses_on_one_analysis():
+    """`symbol_uses` is remembered per analysis and per array: asking for a second array on
+    the same analysis never returns the first one's accesses."""
+    from rrsplice.dataflow import analyze
+    from rrsplice.parser import parse
+    from rrsplice.provenance import symbol_uses
+    text = (".version 8.7\n.target sm_89\n.address_size 64\n"
+            ".shared .align 4 .b8 aa[64];\n.shared .align 4 .b8 bb[64];\n"
+            ".visible .entry k()\n{\n\t.reg .b32 %r<9>;\n"
+            "\tst.shared.u32 [aa+4], %r1;\n"
+            "\tmov.u32 %r2, bb;\n"
+            "\tld.shared.u32 %r3, [%r2+8];\n"
+            "\tld.shared.u32 %r4, [bb+12];\n"
+            "\tret;\n}\n")
+    fa = analyze(parse(text).functions[0])
+    a, b = symbol_uses(fa, "aa"), symbol_uses(fa, "bb")
+    assert [(x.line, x.kind) for x in a.accesses] == [(9, "write")]
+    assert [(x.line, x.kind) for x in b.accesses if x.kind != "address"] == \
+        [(11, "read"), (12, "read")]
+    assert symbol_uses(fa, "aa") is a          # remembered, not recomputed

@@ -498,3 +498,7 @@ def test_one_process_loads_each_model_once_and_never_a_stale_one(tmp_path, monke
         p.write_bytes(text + b"\n" * (i + 1))
         cache.load_module(p)
     assert cache.load_module(b) is not first
+    # `rrsplice cache clear` forgets this process's models too
+    kept = cache.load_module(b)
+    cache.clear()
+    assert cache.load_module(b) is not kept
