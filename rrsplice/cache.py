@@ -135,12 +135,6 @@ def _code_fingerprint(pkg: Path = None) -> str:
     return h
 
 
-def _sources_hash(names: tuple = ()) -> str:
-    """Kept for callers that name the sources they depend on: every key now covers the
-    whole package, so the names no longer matter."""
-    return _code_fingerprint()
-
-
 def module_key(data: bytes) -> str:
     """The cache key of a module's bytes under this rrsplice."""
     d = hashlib.sha256(data)

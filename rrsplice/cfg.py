@@ -21,7 +21,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from .model import Block, Decl, Function, Statement, Symbol
+from .model import Function, Statement, Symbol
 from .scopes import Labels
 from .semantics import TERMINATORS
 
@@ -107,33 +107,9 @@ def branch_tables(fn: Function) -> dict:
     """`.branchtargets` declarations: the label in front of each -> its target labels.
 
     The parser records `L: .branchtargets A, B;` in `Function.branch_targets` (label ->
-    a LabelledDirective with `.targets`); older models surfaced it as the label statement
-    followed by one Decl per target whose attrs start with `.branchtargets`.
+    a LabelledDirective with `.targets`).
     """
-    tables: dict = {}
-    for label, rec in (getattr(fn, "branch_targets", None) or {}).items():
-        targets = getattr(rec, "targets", rec)
-        tables[label] = list(targets)
-    if tables or fn.body is None:
-        return tables
-
-    def walk(blk: Block):
-        label = None
-        for item in blk.items:
-            if isinstance(item, Statement):
-                label = item.label if item.is_label else None
-            elif isinstance(item, Decl):
-                if item.attrs and item.attrs[0] == ".branchtargets":
-                    if label is not None:
-                        tables.setdefault(label, []).append(item.name)
-                else:
-                    label = None
-            elif isinstance(item, Block):
-                label = None
-                walk(item)
-
-    walk(fn.body)
-    return tables
+    return {label: list(rec.targets) for label, rec in (fn.branch_targets or {}).items()}
 
 
 def _label_operand(st: Statement):

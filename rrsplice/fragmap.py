@@ -210,16 +210,3 @@ def phase_maps(fn, fa, phases=None) -> list:
         phases = find_phases(fn, fa)
     return [phase_map(fn, fa, p) for p in phases]
 
-
-def register_roles(maps: list, regs: list, *, at: str) -> dict:
-    """reg -> FragReg for `regs` crossing a cut: `at="in"` looks them up as A/B/C fragments
-    of the first phase that reads them, `at="out"` as D of the last phase writing them."""
-    out: dict = {}
-    order = maps if at == "in" else list(reversed(maps))
-    for r in regs:
-        for pm in order:
-            cands = [f for f in (pm.a + pm.b + pm.c if at == "in" else pm.d) if f.reg == r]
-            if cands:
-                out[r] = (pm.phase.index, cands[0])
-                break
-    return out

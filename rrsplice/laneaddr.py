@@ -29,9 +29,6 @@ class Linear:
     def coef(self, atom: str) -> int:
         return dict(self.terms).get(atom, 0)
 
-    def atoms(self) -> set:
-        return {a for a, _ in self.terms}
-
     def __add__(self, other: "Linear") -> "Linear":
         d = dict(self.terms)
         for a, c in other.terms:

@@ -130,13 +130,6 @@ def find_mma(fn: Function) -> list[Mma]:
 
 # ---------------------------------------------------------------- chains
 
-@dataclass(frozen=True)
-class Link:
-    """D of mma `src` feeds C of mma `dst` (statement numbers)."""
-    src: int
-    dst: int
-
-
 @dataclass
 class _Scan:
     """What one program-order walk over the statements learns (see _scan)."""
@@ -146,10 +139,6 @@ class _Scan:
     phase_starts: list             # per phase: (reason, statement index or None, register)
     frag_def: dict                 # (mma index, reg) -> defining statement (None: unknown)
     c_from_mma: dict               # mma index -> True if its C value comes from some mma
-
-
-def _control_flow(st: Statement) -> bool:
-    return st.is_label or st.base in _CONTROL
 
 
 def _mentions(st: Statement) -> list:
@@ -295,12 +284,6 @@ def chains(fn: Function, fa=None) -> list[tuple[int, ...]]:
     chain of its own.
     """
     return _chains_of(_scan(fn, fa))
-
-
-def links(fn: Function, fa=None) -> list[Link]:
-    """Every D->C link (src mma -> dst mma)."""
-    sc = _scan(fn, fa)
-    return [Link(s, d) for d, s in sorted(sc.pred.items())]
 
 
 def _chains_of(sc: _Scan) -> list[tuple[int, ...]]:

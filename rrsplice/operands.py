@@ -247,12 +247,6 @@ class _OperandParser:
                 ["';'"])
         raise OperandSyntaxError(f"unexpected {shown}", off, expected)
 
-    def _expect(self, punct):
-        kind, tok, off = self._peek()
-        if kind != "p" or tok != punct:
-            self._fail([repr(punct)])
-        self.i += 1
-
     def operand_list(self):
         ops = []
         kind, tok, _ = self._peek()

@@ -537,12 +537,6 @@ def def_value(fa, index: int, reg: str) -> Value:
     return _engine(fa).def_value(index, reg)
 
 
-def is_weight_image(fa, value) -> bool:
-    """True for the weight image pointer (WeightImage, or the raw param_0+40 load)."""
-    root, _, _ = split(value)
-    return _engine(fa).is_weight(root)
-
-
 def weight_offset(fa, index: int, reg: str) -> Optional[int]:
     """The weight-image byte offset of the value `reg` holds at the entry of `index`
     (lane 0 of warp 0 when the address also has a runtime part); None if it is not a load

@@ -158,19 +158,3 @@ def examples(*lines: str) -> str:
 
 def print_json(data) -> None:
     click.echo(json.dumps(data, indent=2, sort_keys=True, default=str))
-
-
-_console = None
-
-
-def console():
-    """A rich console for commands that print rich renderables themselves. Full width and
-    never wrapped when stdout is not a terminal; no emoji codes. Prefer `render.say` and
-    `render.Grid`, which print data literally."""
-    global _console
-    if _console is None:
-        from rich.console import Console
-        tty = stdout_is_terminal()
-        _console = Console(highlight=False, emoji=False, soft_wrap=not tty,
-                           width=None if tty else 100_000)
-    return _console
