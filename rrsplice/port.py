@@ -249,7 +249,8 @@ def port_recipe(recipe, to: str, *, out=None, corpus=None, force: bool = False,
         raise PortError(f"the recipe ported to {fb.name} fails its checks; nothing written:\n"
                         + "\n".join("  " + f.render() for f in rep.errors[:12]))
     if write:
-        write_atomic(dest, res.text.encode("utf-8"))
+        write_atomic(dest, res.text.encode("utf-8"), protect=(rec.path, mod_path),
+                     implicit=out is None)
         res.output = dest
     return res
 

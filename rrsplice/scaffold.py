@@ -393,7 +393,7 @@ def new_recipe(name: str, module, rng_text: str, *, abi: str = "scratch",
     if path.exists() and not force:
         raise ScaffoldError(f"{path} exists; pass --force to overwrite it")
     from .splice import write_atomic
-    write_atomic(path, text.encode("utf-8"), protect=(module,))
+    write_atomic(path, text.encode("utf-8"), protect=(module,), implicit=not out)
     if own is not None and occupancy:
         own.update(own_scratch_effect(path, module, fn, threads or 1024))
         if own.get("note"):

@@ -44,13 +44,21 @@ class BodyResult:
 def new_body(recipe, lang: str = "cuda", out=None, corpus=None) -> BodyResult:
     """Write the body for `recipe` (default `<callee>.cu` / `.hip` beside the recipe) and
     `rr_mma.h` beside it, atomically; nothing is written when planning fails."""
-    from ..splice import write_atomic
+    from ..fsutil import check_output, write_atomic
     plan = plan_body(recipe, corpus)
     body = Path(out) if out else Path(plan.recipe).with_name(
         plan.callee + (".cu" if lang == "cuda" else ".hip"))
     text = render_body(plan, lang)
     head = header_text(plan.layouts)
     header = body.with_name(HEADER_NAME)
-    write_atomic(header, head.encode())
-    write_atomic(body, text.encode())
+    if body.name == HEADER_NAME:
+        raise BodyError(f"{body}: the body cannot be named {HEADER_NAME}, which is written "
+                        "beside it; choose another -o")
+    # the recipe and its module are inputs; rr_mma.h is never named by the user, so it is
+    # held to the rules of an implicit output (no symlink, a directory of the user's own)
+    inputs = (plan.recipe, plan.module)
+    check_output(body, protect=inputs, implicit=not out)
+    check_output(header, protect=inputs, implicit=True)
+    write_atomic(header, head.encode(), protect=inputs, implicit=True)
+    write_atomic(body, text.encode(), protect=inputs, implicit=not out)
     return BodyResult(plan, body, header, lang)
