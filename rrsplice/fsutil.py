@@ -304,6 +304,13 @@ def _replace(target: Path, data: bytes, fsync: bool, keep_mode, implicit: bool =
         os.close(dfd)
 
 
+def replace_in_dir(dfd: int, name: str, data: bytes, *, fsync: bool = False) -> None:
+    """Atomically write `data` as `name` in the directory open as `dfd` (a temporary file
+    there, then a rename); an existing `name` that is not a regular file (a symlink
+    included) is refused, never written through."""
+    _replace_at(dfd, name, data, fsync, None, True)
+
+
 def _replace_at(dfd: int, name: str, data: bytes, fsync: bool, keep_mode,
                 implicit: bool) -> None:
     if implicit:
