@@ -642,4 +642,5 @@ def entry_path(path) -> Optional[Path]:
     """Where the module cache entry for the file at `path` lives (None when disabled)."""
     if not enabled():
         return None
-    return cache_dir() / "modules" / f"{module_key(Path(path).read_bytes())}.pickle"
+    from .fsutil import read_input
+    return cache_dir() / "modules" / f"{module_key(read_input(path))}.pickle"

@@ -136,7 +136,7 @@ def read_input(path, *, what: str = "file") -> bytes:
         chunks = []
         got = 0
         while True:
-            b = os.read(fd, min(1 << 20, limit + 1 - got))
+            b = os.read(fd, 1 << 20)     # whole chunks: /proc files refuse odd sizes
             if not b:
                 break
             chunks.append(b)
