@@ -32,7 +32,7 @@ class BodyResult:
                 "phase": p.phase.index, "geometry": p.phase.geometry, "mma": len(p.steps),
                 "image": {"rows": p.m, "k": p.k, "warps": p.warps,
                           "bytes": p.warps * p.m * p.k},
-                "args": [{"name": a.name, "type": a.ptx_type, "register": a.reg,
+                "args": [{"name": a.ptx_name or a.name, "c_name": a.name, "type": a.ptx_type, "register": a.reg,
                           "symbol": a.symbol, "role": a.role,
                           "map": a.frag.rule() if a.frag is not None else None}
                          for a in p.args],
