@@ -723,7 +723,10 @@ def _render(*, name, doc, module, entry, callee, cut, abi, a_regs, c_regs, other
     typ = "{" + ", ".join(f'"{k}": "{v}"' for k, v in sorted(types.items())) + "}"
     if len(typ) > 80:
         typ = "{\n" + "\n".join(f'    "{k}": "{v}",' for k, v in sorted(types.items())) + "\n}"
-    return _TEMPLATE.format(doc="\n".join(wrapped).replace('"""', "'''"), module=module,
+    # the docstring holds file names as they are: a backslash would start an escape
+    # (`m\x.ptx` is a SyntaxError) and three quotes would end it
+    doc_text = "\n".join(wrapped).replace("\\", "\\\\").replace('"""', "'''")
+    return _TEMPLATE.format(doc=doc_text, module=module,
                             entry=entry, callee=callee, cut0=cut[0], cut1=cut[1], abi=abi,
                             a_regs=_pylist(a_regs), c_regs=_pylist(c_regs),
                             other_regs=_pylist(other_regs), ret_regs=_pylist(ret_regs),

@@ -183,3 +183,50 @@ def test_a_callee_cpp_cannot_define_is_a_clear_error(p1, tmp_path, callee):
     assert r.returncode == 2, r.stdout + r.stderr
     assert f"the callee {callee!r}" in r.stderr and "Traceback" not in r.stderr
     assert not (d / "x.cu").exists() and not (d / "rr_mma.h").exists()
+
+
+def _cli(*args, cwd=None):
+    env = dict(os.environ, PYTHONPATH=str(ROOT), RRSPLICE_NO_CACHE="1")
+    return subprocess.run([sys.executable, "-m", "rrsplice", *map(str, args)], cwd=cwd, env=env,
+                          capture_output=True, text=True, timeout=120)
+
+
+def test_recipe_new_for_a_module_whose_name_holds_backslashes_writes_a_recipe_that_imports(
+        tmp_path):
+    from rrsplice.recipe import load_recipe, resolve_module
+    d = tmp_path / "a\\b"
+    d.mkdir()
+    module = d / 'm\\x"""\\N{q}.ptx'
+    shutil.copy(ROOT / "corpus_fixtures" / "small" / "cfg_loops.ptx", module)
+    out = tmp_path / "q.py"
+    r = _cli("recipe", "new", "q", "--module", module, "--range", "s36-s40", "-o", out)
+    assert r.returncode == 0, r.stderr
+    rec = load_recipe(out)                       # imports: no escape in its docstring
+    assert module.name.replace('"""', "'''") in rec.module.__doc__   # as the docstring shows it
+    assert resolve_module(rec)[0].resolve() == module.resolve()
+
+
+def test_outline_escapes_a_line_break_in_the_module_name(tmp_path):
+    from rrsplice.parser import parse
+    name = "x\n.visible .entry injected() { ret; }\n.ptx"
+    shutil.copy(ROOT / "corpus_fixtures" / "loops" / "loops_sm90.ptx", tmp_path / name)
+    text = (ROOT / "recipes" / "loops_nested.py").read_text()
+    text = text.replace("MODULE = 'loops/loops_sm90.ptx'", f"MODULE = {name!r}")
+    (tmp_path / "r.py").write_text(text)
+    r = _cli("outline", tmp_path / "r.py", "--corpus", tmp_path, "-o", tmp_path / "o.ptx")
+    assert r.returncode == 0, r.stderr
+    body = (tmp_path / "o.ptx").read_text()
+    assert "// from x\\u000a.visible .entry injected() { ret; }\\u000a.ptx, outlined" in body
+    m = parse(tmp_path / "o.ptx")
+    assert [f.name for f in m.functions] == [m.functions[0].name] != ["injected"]
+    assert all(ln.startswith("//") for ln in body.splitlines()[:4] if ln)
+
+
+@pytest.mark.slow
+def test_recipe_port_errors_name_the_output_not_a_temporary_file(tmp_path):
+    out = tmp_path / "ported.txt"
+    r = _cli("recipe", "port", ROOT / "recipes" / "swin_tiny_sm89.py", "--to",
+             ROOT / "corpus_fixtures" / "swin_tiny_mvhi_ldr_sm89.ptx", "-o", out)
+    assert r.returncode == 2, r.stdout + r.stderr
+    assert f"{out}: error:" in r.stderr and "rrsplice-port-" not in r.stderr
+    assert not out.exists()
