@@ -71,6 +71,10 @@ class CacheError(RRSpliceError):
 
     code = "cache-untrusted"
 
+    def __init__(self, path, message: str):
+        self.path = str(path)
+        super().__init__(f"{self.path}: {message}")
+
 
 def enabled() -> bool:
     return os.environ.get("RRSPLICE_NO_CACHE", "").strip() not in ("1", "true", "yes", "on")
@@ -627,12 +631,12 @@ def clear() -> int:
             lst = os.lstat(root)
             st = os.stat(root)
         except OSError as exc:
-            raise CacheError(f"{root}: cannot clear the cache: {exc.strerror}") from None
+            raise CacheError(root, f"cannot clear the cache: {exc.strerror}") from None
         if stat.S_ISLNK(lst.st_mode) and lst.st_uid != os.geteuid():
             why = f"a symlink owned by uid {lst.st_uid}"
         else:
             why = untrusted_reason(st) or "not a directory"
-        raise CacheError(f"{root}: refusing to clear a cache directory that is {why}; "
+        raise CacheError(root, f"refusing to clear a cache directory that is {why}; "
                          "nothing removed")
     os.close(fd)
     return _unlink_entries(root, [(sub, name) for _t, _s, sub, name in _entries(root)])

@@ -11,7 +11,9 @@ error names the target, never the temporary file.
 An output the user did not name (a default path, or a file written beside the named one,
 ``implicit=True``) is held to more: it is never written through a symlink, and its
 directory must belong to the current user and be closed to others, so nobody else can
-direct the write. The temporary file is created and renamed through a descriptor of the
+direct the write. A file written beside a named output (``no_link=True``: `rr_mma.h` next
+to `body new -o`) is never written through a symlink either, in the directory the user
+chose. The temporary file is created and renamed through a descriptor of the
 directory opened once, and is removed when the process is stopped by SIGTERM or SIGINT.
 
 Inputs are read up to ``$RRSPLICE_MAX_INPUT_MB`` (default 256 MB): a larger file, or one
@@ -168,7 +170,8 @@ def _write_through(path: str, data: bytes, mode: int) -> None:
         os.close(fd)
 
 
-def check_output(path, *, protect: Iterable = (), implicit: bool = False) -> None:
+def check_output(path, *, protect: Iterable = (), implicit: bool = False,
+                 no_link: bool = False) -> None:
     """The checks `write_atomic` makes before writing (the output is not an input; an
     implicit output is not a symlink), for a command writing several files to make for all
     of them before it writes any."""
@@ -178,7 +181,7 @@ def check_output(path, *, protect: Iterable = (), implicit: bool = False) -> Non
             raise WriteError(shown, f"refusing to write over the input {inp}; choose another "
                              "output", "output-is-input")
     try:
-        link = implicit and os.path.islink(shown)
+        link = (implicit or no_link) and os.path.islink(shown)
     except ValueError:
         link = False
     if link:
@@ -188,14 +191,16 @@ def check_output(path, *, protect: Iterable = (), implicit: bool = False) -> Non
 
 
 def write_atomic(path, data: bytes, *, fsync: bool = True, protect: Iterable = (),
-                 implicit: bool = False) -> None:
+                 implicit: bool = False, no_link: bool = False) -> None:
     """Write `data` to a temporary file in the same directory, then os.replace it over
     `path`: the file is either the old one or the complete new one, never a torn write.
     `fsync=False` skips the flush to disk for caches, which may be lost but never torn.
     `protect`: the command's inputs, which `path` must not name. `implicit`: the user did
-    not name `path` (see the module doc): no symlink, no directory of someone else's."""
+    not name `path` (see the module doc): no symlink, no directory of someone else's.
+    `no_link`: no symlink only."""
     shown = os.fspath(path)
-    check_output(path, protect=protect, implicit=implicit)
+    check_output(path, protect=protect, implicit=implicit, no_link=no_link)
+    no_link = no_link or implicit
     try:
         target = Path(os.path.realpath(shown)) if os.path.islink(shown) else Path(shown)
         try:
@@ -203,7 +208,7 @@ def write_atomic(path, data: bytes, *, fsync: bool = True, protect: Iterable = (
         except FileNotFoundError:
             st = None
         if st is not None and not stat.S_ISREG(st.st_mode):
-            if implicit:
+            if no_link:
                 raise WriteError(shown, "cannot write the output here: not a regular file")
             if stat.S_ISCHR(st.st_mode) or stat.S_ISFIFO(st.st_mode):
                 _write_through(str(target), data, st.st_mode)
@@ -212,7 +217,7 @@ def write_atomic(path, data: bytes, *, fsync: bool = True, protect: Iterable = (
             raise WriteError(shown, f"cannot write the output here: {kind}")
         target.parent.mkdir(parents=True, exist_ok=True)
         _replace(target, data, fsync, None if st is None else stat.S_IMODE(st.st_mode),
-                 implicit, shown)
+                 implicit, shown, no_link)
     except WriteError:
         raise
     except (OSError, RuntimeError, ValueError) as exc:
@@ -282,7 +287,7 @@ def install_stop_handler() -> None:
 
 
 def _replace(target: Path, data: bytes, fsync: bool, keep_mode, implicit: bool = False,
-             shown: str = "") -> None:
+             shown: str = "", no_link: bool = False) -> None:
     install_stop_handler()
     try:
         dfd = open_dir(target.parent, follow=not implicit)
@@ -299,7 +304,7 @@ def _replace(target: Path, data: bytes, fsync: bool, keep_mode, implicit: bool =
                 raise WriteError(shown or target, f"its directory {target.parent} is {why}; "
                                  "refusing to write an output that was not named on the "
                                  "command line there (name it with -o)", "untrusted-directory")
-        _replace_at(dfd, target.name, data, fsync, keep_mode, implicit)
+        _replace_at(dfd, target.name, data, fsync, keep_mode, implicit or no_link)
     finally:
         os.close(dfd)
 

@@ -207,3 +207,15 @@ def test_sigterm_during_fsync_leaves_no_temporary_file(project, command):
     assert p.returncode == -signal.SIGTERM, p.stderr
     assert not [q.name for q in project.iterdir() if q.name.endswith(".tmp")]
     assert (project / "r.py").read_bytes() == before and not (project / "o.ptx").exists()
+
+
+@pytest.mark.slow
+def test_body_new_in_a_directory_open_to_others_needs_o(phase, tmp_path):
+    d = _fresh(phase, tmp_path)
+    os.chmod(d, 0o777)
+    r = cli("body", "new", d / "p1.py", cwd=d)
+    assert r.returncode == 2 and "untrusted-directory" in r.stderr, r.stderr
+    assert not (d / "d4r_p1.cu").exists() and not (d / "rr_mma.h").exists()
+    r = cli("body", "new", d / "p1.py", "-o", d / "b.cu", cwd=d)    # named: the user's choice
+    assert r.returncode == 0, r.stderr
+    assert (d / "b.cu").is_file() and (d / "rr_mma.h").is_file()

@@ -54,11 +54,12 @@ def new_body(recipe, lang: str = "cuda", out=None, corpus=None) -> BodyResult:
     if body.name == HEADER_NAME:
         raise BodyError(f"{body}: the body cannot be named {HEADER_NAME}, which is written "
                         "beside it; choose another -o")
-    # the recipe and its module are inputs; rr_mma.h is never named by the user, so it is
-    # held to the rules of an implicit output (no symlink, a directory of the user's own)
+    # the recipe and its module are inputs; rr_mma.h is never named by the user: never
+    # written through a link, and held to the rules of an implicit output when the body's
+    # own path is the default one
     inputs = (plan.recipe, plan.module)
     check_output(body, protect=inputs, implicit=not out)
-    check_output(header, protect=inputs, implicit=True)
-    write_atomic(header, head.encode(), protect=inputs, implicit=True)
+    check_output(header, protect=inputs, implicit=not out, no_link=True)
+    write_atomic(header, head.encode(), protect=inputs, implicit=not out, no_link=True)
     write_atomic(body, text.encode(), protect=inputs, implicit=not out)
     return BodyResult(plan, body, header, lang)
