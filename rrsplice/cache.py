@@ -14,26 +14,38 @@ stderr (the command then runs without the cache). Every entry carries a SHA-256 
 payload; a mismatch, a wrong shape or an unreadable entry is a miss: the value is computed
 again and the entry rewritten atomically (temporary file + rename), so concurrent readers
 only ever see whole files. Failure to write is silent: the cache is an optimisation, never a
-requirement. The cache is bounded (`$RRSPLICE_CACHE_MAX_MB`, default 1024): past the limit
-the least recently used entries are removed.
+requirement. The cache is bounded (`$RRSPLICE_CACHE_MAX_MB`, default 1024; a value that is
+not a finite number >= 0 is warned about and the default used): past the limit the least
+recently used entries are removed.
+
+Every read, write and deletion goes through descriptors of the cache directory and its area
+opened and checked (owner, mode) for that operation: the cache directory may be a symlink
+only when the link is the current user's own, an area is never followed through a link,
+and an entry that is a link is neither read nor written through. Eviction and `cache clear`
+remove only files named like entries (a 64-digit hex key with the cache's suffix, or the
+temporary file of one), never anything else that lies there, and `cache clear` refuses a
+directory that is not trusted.
 """
 
 from __future__ import annotations
 
 import copyreg
 import dataclasses
+import errno
 import gc
 import hashlib
 import io
 import os
 import pickle
+import re
 import stat
 import sys
 from pathlib import Path
 from typing import TYPE_CHECKING, Callable, Optional
 
 from . import __version__
-from .fsutil import write_atomic
+from .errors import RRSpliceError
+from .fsutil import env_megabytes, replace_in_dir
 
 if TYPE_CHECKING:
     from .model import Function, Module
@@ -49,6 +61,19 @@ _keys: dict = {}          # id(module) -> (module, content key)
 _loaded: dict = {}        # (cache dir, content key, path) -> Module: the same file loaded twice in one run
 _LOADED_SIZE = 4          # each entry holds a whole module
 _warned: set = set()
+# what the cache itself writes: `<64 hex>.<suffix>`, and write_atomic's temporary files of those
+ENTRY_NAME = re.compile(r"(?:[0-9a-f]{64}\.(?:pickle|json|seen)"
+                        r"|\.[0-9a-f]{64}\.(?:pickle|json|seen)\.[0-9a-f]{12}\.tmp)\Z")
+
+
+class CacheError(RRSpliceError):
+    """The cache cannot be cleared safely (its directory is not the user's own)."""
+
+    code = "cache-untrusted"
+
+    def __init__(self, path, message: str):
+        self.path = str(path)
+        super().__init__(f"{self.path}: {message}")
 
 
 def enabled() -> bool:
@@ -65,11 +90,7 @@ def cache_dir() -> Path:
 
 def max_bytes() -> int:
     """The size the cache is kept under (`$RRSPLICE_CACHE_MAX_MB`, default 1024 MB)."""
-    try:
-        mb = float(os.environ.get("RRSPLICE_CACHE_MAX_MB", DEFAULT_MAX_MB))
-    except ValueError:
-        mb = DEFAULT_MAX_MB
-    return max(0, int(mb * 1024 * 1024))
+    return int(env_megabytes("RRSPLICE_CACHE_MAX_MB", DEFAULT_MAX_MB) * 1024 * 1024)
 
 
 # ------------------------------------------------------------------ trust
@@ -92,29 +113,73 @@ def _warn(path: Path, why: str) -> None:
                      "[cache-untrusted]\n")
 
 
+def _open_trusted(root: Path, sub: Optional[str] = None, *, create: bool = False,
+                  quiet: bool = False) -> Optional[int]:
+    """A descriptor of the cache directory `root` (or its area `sub`), checked for this use:
+    `root` itself may be a symlink only when the link is the current user's; `sub` is never
+    followed through a link; both must be directories that are the user's own and closed to
+    group and others. None (with one warning unless `quiet`, or silently when missing)
+    otherwise."""
+    def refuse(d, why):
+        if not quiet:
+            _warn(d, why)
+        return None
+    try:
+        if create:
+            root.mkdir(mode=0o700, parents=True, exist_ok=True)
+        lst = os.lstat(root)
+        if stat.S_ISLNK(lst.st_mode) and hasattr(os, "geteuid") and lst.st_uid != os.geteuid():
+            return refuse(root, f"directory is a symlink owned by uid {lst.st_uid}, not by "
+                          f"the current user (uid {os.geteuid()})")
+        fd = os.open(root, os.O_RDONLY | getattr(os, "O_DIRECTORY", 0))
+    except FileNotFoundError:
+        return None
+    except OSError as exc:
+        if exc.errno == errno.ENOTDIR:
+            return refuse(root, "directory is not a directory")
+        return refuse(root, f"directory is not usable ({exc.strerror})")
+    dirs = [(root, fd)]
+    try:
+        if sub is not None:
+            d = root / sub
+            try:
+                if create:
+                    try:
+                        os.mkdir(sub, 0o700, dir_fd=fd)
+                    except FileExistsError:
+                        pass
+                sfd = os.open(sub, os.O_RDONLY | getattr(os, "O_DIRECTORY", 0)
+                              | getattr(os, "O_NOFOLLOW", 0), dir_fd=fd)
+            except FileNotFoundError:
+                return None
+            except OSError as exc:
+                if exc.errno in (errno.ELOOP, errno.ENOTDIR):
+                    return refuse(d, "directory is a symlink or not a directory")
+                return refuse(d, f"directory is not usable ({exc.strerror})")
+            dirs.append((d, sfd))
+        for d, dfd in dirs:
+            st = os.fstat(dfd)
+            if not stat.S_ISDIR(st.st_mode):
+                return refuse(d, "directory is not a directory")
+            why = untrusted_reason(st)
+            if why is not None:
+                return refuse(d, f"directory is {why}")
+        keep = dirs.pop()[1]
+        return keep
+    finally:
+        for _d, dfd in dirs:
+            os.close(dfd)
+
+
 def _trusted_dir(sub: Optional[str] = None, *, create: bool = True) -> Optional[Path]:
     """The cache directory (or its `sub` area), created 0700, or None (with a warning)
     when it is someone else's or open to others."""
     root = cache_dir()
-    dirs = [root] if sub is None else [root, root / sub]
-    for d in dirs:
-        try:
-            if create:
-                d.mkdir(mode=0o700, parents=True, exist_ok=True)
-            st = os.stat(d)
-        except FileNotFoundError:
-            return None
-        except OSError as exc:
-            _warn(d, f"directory is not usable ({exc.strerror})")
-            return None
-        if not stat.S_ISDIR(st.st_mode):
-            _warn(d, "directory is not a directory")
-            return None
-        why = untrusted_reason(st)
-        if why is not None:
-            _warn(d, f"directory is {why}")
-            return None
-    return dirs[-1]
+    fd = _open_trusted(root, sub, create=create)
+    if fd is None:
+        return None
+    os.close(fd)
+    return root if sub is None else root / sub
 
 
 def _code_fingerprint(pkg: Path = None) -> str:
@@ -152,11 +217,16 @@ def _seal(payload: bytes) -> bytes:
 def _open_entry(path: Path) -> Optional[bytes]:
     """The verified payload of the entry at `path`, or None (missing, not ours, open to
     others, truncated, or its checksum does not match)."""
+    dfd = _open_trusted(path.parent.parent, path.parent.name)
+    if dfd is None:
+        return None
     try:
-        fd = os.open(path, os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0)
-                     | getattr(os, "O_NONBLOCK", 0))
+        fd = os.open(path.name, os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0)
+                     | getattr(os, "O_NONBLOCK", 0), dir_fd=dfd)
     except OSError:
         return None
+    finally:
+        os.close(dfd)
     try:
         st = os.fstat(fd)
         if not stat.S_ISREG(st.st_mode):
@@ -167,67 +237,104 @@ def _open_entry(path: Path) -> Optional[bytes]:
             return None
         with os.fdopen(os.dup(fd), "rb") as f:
             blob = f.read()
+        head = len(_MAGIC) + 65
+        if len(blob) < head or not blob.startswith(_MAGIC) or blob[head - 1:head] != b"\n":
+            return None
+        payload = blob[head:]
+        if hashlib.sha256(payload).hexdigest().encode() != blob[len(_MAGIC):head - 1]:
+            return None
+        try:
+            os.utime(fd)          # most recently used: the last to be evicted
+        except OSError:
+            pass
+        return payload
     except OSError:
         return None
     finally:
         os.close(fd)
-    head = len(_MAGIC) + 65
-    if len(blob) < head or not blob.startswith(_MAGIC) or blob[head - 1:head] != b"\n":
-        return None
-    payload = blob[head:]
-    if hashlib.sha256(payload).hexdigest().encode() != blob[len(_MAGIC):head - 1]:
-        return None
-    try:
-        os.utime(path)          # most recently used: the last to be evicted
-    except OSError:
-        pass
-    return payload
 
 
 def _store(path: Path, payload: bytes) -> None:
-    """Write a sealed entry; a cache that cannot be written is skipped."""
-    try:
-        write_atomic(path, _seal(payload), fsync=False)
-    except Exception:  # noqa: BLE001 - the cache is never a requirement
-        return
+    """Write a sealed entry, never through a link; a cache that cannot be written is
+    skipped."""
+    _put(path, _seal(payload))
     _evict()
 
 
-def _entries(root: Path) -> list:
+def _put(path: Path, data: bytes) -> None:
+    dfd = _open_trusted(path.parent.parent, path.parent.name, create=True)
+    if dfd is None:
+        return
+    try:
+        replace_in_dir(dfd, path.name, data)
+    except Exception:  # noqa: BLE001 - the cache is never a requirement
+        return
+    finally:
+        os.close(dfd)
+
+
+def _entries(root: Path, *, quiet: bool = True) -> list:
+    """(mtime, size, area, name) of every entry-named regular file in the areas of `root`
+    that are trusted."""
     out = []
     for sub in AREAS:
-        d = root / sub
+        fd = _open_trusted(root, sub, quiet=quiet)
+        if fd is None:
+            continue
         try:
-            it = list(os.scandir(d))
+            with os.scandir(fd) as it:
+                names = [e.name for e in it if ENTRY_NAME.match(e.name)]
+            for name in names:
+                try:
+                    st = os.stat(name, dir_fd=fd, follow_symlinks=False)
+                except OSError:
+                    continue
+                if stat.S_ISREG(st.st_mode):
+                    out.append((st.st_mtime, st.st_size, sub, name))
         except OSError:
             continue
-        for e in it:
-            try:
-                st = e.stat(follow_symlinks=False)
-            except OSError:
-                continue
-            if stat.S_ISREG(st.st_mode):
-                out.append((st.st_mtime, st.st_size, Path(e.path)))
+        finally:
+            os.close(fd)
     return out
+
+
+def _unlink_entries(root: Path, victims) -> int:
+    """Remove the (area, name) entries, each through a freshly checked area descriptor."""
+    n = 0
+    by_area: dict = {}
+    for sub, name in victims:
+        by_area.setdefault(sub, []).append(name)
+    for sub, names in by_area.items():
+        fd = _open_trusted(root, sub)
+        if fd is None:
+            continue
+        try:
+            for name in names:
+                try:
+                    st = os.stat(name, dir_fd=fd, follow_symlinks=False)
+                    if stat.S_ISREG(st.st_mode) and ENTRY_NAME.match(name):
+                        os.unlink(name, dir_fd=fd)
+                        n += 1
+                except OSError:
+                    pass
+        finally:
+            os.close(fd)
+    return n
 
 
 def _evict() -> int:
     """Remove the least recently used entries until the cache fits `max_bytes()`."""
     root = cache_dir()
     entries = _entries(root)
-    total = sum(size for _t, size, _p in entries)
+    total = sum(size for _t, size, _a, _n in entries)
     limit = max_bytes()
-    n = 0
-    for _t, size, p in sorted(entries):
+    victims = []
+    for _t, size, sub, name in sorted(entries):
         if total <= limit:
             break
-        try:
-            p.unlink()
-            n += 1
-        except OSError:
-            pass
+        victims.append((sub, name))
         total -= size
-    return n
+    return _unlink_entries(root, victims) if victims else 0
 
 
 def info() -> dict:
@@ -244,8 +351,8 @@ def info() -> dict:
     areas = {}
     every = _entries(root)
     for sub in AREAS:
-        es = [e for e in every if e[2].parent.name == sub]
-        areas[sub] = {"entries": len(es), "bytes": sum(s for _t, s, _p in es)}
+        es = [e for e in every if e[2] == sub]
+        areas[sub] = {"entries": len(es), "bytes": sum(e[1] for e in es)}
     return {"directory": str(root), "enabled": enabled(), "exists": root.is_dir(),
             "trusted": trusted, "untrusted_reason": why,
             "entries": sum(a["entries"] for a in areas.values()),
@@ -338,10 +445,7 @@ def _store_module(entry: Path, module: Module) -> None:
         except OSError:
             pass
         return
-    try:
-        write_atomic(seen, b"", fsync=False)
-    except OSError:
-        pass
+    _put(seen, b"")
 
 
 def _remember_key(module: Module, key: str) -> None:
@@ -508,21 +612,33 @@ def remember_module_fact(module: "Module", what: str, sources: tuple, compute):
 
 def clear() -> int:
     """Delete every cache entry (and stray temporary files); returns how many files were
-    removed. Only the cache's own areas are touched, never other files in the directory."""
+    removed. Only files named like entries are touched, never other files in the
+    directory, and a cache directory that is not the user's own (or open to others) is
+    refused with a CacheError rather than emptied."""
     forget_loaded()
-    n = 0
-    for _t, _s, p in _entries(cache_dir()):
-        if p.suffix in (".pickle", ".json", ".seen", ".tmp"):
-            try:
-                p.unlink()
-                n += 1
-            except OSError:
-                pass
-    return n
+    root = cache_dir()
+    fd = _open_trusted(root, quiet=True)
+    if fd is None:
+        if not os.path.lexists(root):
+            return 0
+        try:
+            lst = os.lstat(root)
+            st = os.stat(root)
+        except OSError as exc:
+            raise CacheError(root, f"cannot clear the cache: {exc.strerror}") from None
+        if stat.S_ISLNK(lst.st_mode) and lst.st_uid != os.geteuid():
+            why = f"a symlink owned by uid {lst.st_uid}"
+        else:
+            why = untrusted_reason(st) or "not a directory"
+        raise CacheError(root, f"refusing to clear a cache directory that is {why}; "
+                         "nothing removed")
+    os.close(fd)
+    return _unlink_entries(root, [(sub, name) for _t, _s, sub, name in _entries(root)])
 
 
 def entry_path(path) -> Optional[Path]:
     """Where the module cache entry for the file at `path` lives (None when disabled)."""
     if not enabled():
         return None
-    return cache_dir() / "modules" / f"{module_key(Path(path).read_bytes())}.pickle"
+    from .fsutil import read_input
+    return cache_dir() / "modules" / f"{module_key(read_input(path))}.pickle"

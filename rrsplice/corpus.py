@@ -12,7 +12,7 @@ without starting any worker.
 from __future__ import annotations
 
 import os
-from concurrent.futures import ProcessPoolExecutor, as_completed
+from concurrent.futures import as_completed
 from pathlib import Path
 from typing import Callable, Optional
 
@@ -56,7 +56,8 @@ def _rows(path: str) -> list:
     base = {"module": path, "entry": None, "lines": None, "mma": 0, "phases": 0,
             "geometry": [], "epilogues": [], "error": None}
     try:
-        data = Path(path).read_bytes()
+        from .fsutil import read_input
+        data = read_input(path, what="PTX file")
         base["lines"] = data.count(b"\n") + (0 if data.endswith(b"\n") or not data else 1)
         from .parser import parse_bytes
         module = parse_bytes(data, path, path=path)
@@ -73,9 +74,17 @@ def _rows(path: str) -> list:
 
 
 def _cached(path: Path) -> tuple:
-    data = path.read_bytes()
+    """(bytes, cache key) of the module; an unreadable one (a FIFO, a link to a device, past
+    the input limit) raises InputError."""
+    from .fsutil import read_input
+    data = read_input(path, what="PTX file")
     key = f"{cache.module_key(data)}|{_KIND}"
     return data, key
+
+
+def _error_row(path: str, message: str) -> list:
+    return [{"module": path, "entry": None, "lines": None, "mma": 0, "phases": 0,
+             "geometry": [], "epilogues": [], "error": message}]
 
 
 def survey(paths: list, workers: Optional[int] = None,
@@ -85,8 +94,13 @@ def survey(paths: list, workers: Optional[int] = None,
     rows: dict = {}
     todo = []
     keys = {}
+    from .fsutil import InputError
     for p in paths:
-        data, key = _cached(Path(p))
+        try:
+            data, key = _cached(Path(p))
+        except InputError as exc:
+            rows[str(p)] = _error_row(str(p), exc.message)
+            continue
         keys[str(p)] = key
         hit = cache.peek_json("corpus", key, _SOURCES)
         if hit is not None:
@@ -110,11 +124,12 @@ def survey(paths: list, workers: Optional[int] = None,
         else:
             # largest first, so no big module starts last while the other worker idles
             todo.sort(key=lambda p: -Path(p).stat().st_size)
-            with ProcessPoolExecutor(max_workers=n) as pool:
+            from .workers import outcome, worker_pool
+            with worker_pool(n) as pool:
                 futs = {pool.submit(_rows, p): p for p in todo}
                 for fut in as_completed(futs):
                     p = futs[fut]
-                    rows[p] = fut.result()
+                    rows[p] = outcome(fut, lambda why, p=p: _error_row(p, why))
                     if not any(r["error"] for r in rows[p]):
                         cache.store_json("corpus", keys[p], _SOURCES, rows[p])
                     if progress:

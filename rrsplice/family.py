@@ -17,7 +17,6 @@ from __future__ import annotations
 import dataclasses
 import os
 import re
-from concurrent.futures import ProcessPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Callable, Optional
@@ -43,12 +42,24 @@ class FamilyRow:
         return dataclasses.asdict(self)
 
 
-def family_targets(rec: Recipe, directory: Path) -> list[tuple[Path, str]]:
-    """(module, entry) pairs of `directory` the recipe applies to, in name order."""
+def family_targets(rec: Recipe, directory: Path, *, warn: bool = False
+                   ) -> list[tuple[Path, str]]:
+    """(module, entry) pairs of `directory` the recipe applies to, in name order. A
+    `*.ptx` that is not a readable regular file (a FIFO, a device, a link to one, too
+    large) is skipped, never opened in a way that could hang; `warn`: say so on stderr."""
+    from .fsutil import InputError, read_input
     own = rec.entry
     out = []
     for ptx in sorted(Path(directory).glob("*.ptx")):
-        for m in _ENTRY.finditer(ptx.read_bytes()):
+        try:
+            data = read_input(ptx, what="PTX file")
+        except InputError as exc:
+            if warn:
+                import sys
+                sys.stderr.write(f"{exc.path}: warning: {exc.message}; skipped "
+                                 f"[{exc.code}]\n")
+            continue
+        for m in _ENTRY.finditer(data):
             name = m.group(1).decode()
             if (matches_family(rec, name) if rec.entries is not None else name == own):
                 out.append((ptx, name))
@@ -109,7 +120,7 @@ def apply_family(recipe_path, directory, *, out=None, jobs: Optional[int] = None
         raise RRSpliceError(f"{directory}: not a directory")
     if out is not None:
         Path(out).mkdir(parents=True, exist_ok=True)
-    targets = family_targets(rec, directory)
+    targets = family_targets(rec, directory, warn=True)
     args = [(str(recipe_path), str(m), e, str(out) if out else None, debug) for m, e in targets]
     jobs = max(1, min(jobs or os.cpu_count() or 1, len(args) or 1))
     rows: list = [None] * len(args)
@@ -119,11 +130,14 @@ def apply_family(recipe_path, directory, *, out=None, jobs: Optional[int] = None
             if progress:
                 progress(rows[i])
         return rows
-    with ProcessPoolExecutor(max_workers=jobs) as ex:
+    from .workers import outcome, worker_pool
+    with worker_pool(jobs) as ex:
         futs = {ex.submit(_apply_one, *a): i for i, a in enumerate(args)}
         from concurrent.futures import as_completed
         for f in as_completed(futs):
-            rows[futs[f]] = f.result()
+            i = futs[f]
+            rows[i] = outcome(f, lambda why, a=args[i]: FamilyRow(
+                module=Path(a[1]).name, entry=a[2], status="failed", message=why))
             if progress:
                 progress(rows[futs[f]])
     return rows

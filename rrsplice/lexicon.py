@@ -49,7 +49,10 @@ SPLIT = re.compile(f"{TRIVIA}*+(?:(?P<label>{LABEL})(?P<ldir>{LABELLED_DIRECTIVE
 DECL_ATTR = re.compile(r"\s*(\.[A-Za-z_][\w$]*)(?:[ \t]+(\d+))?")
 DECL_NAME = re.compile(r"\s*([A-Za-z_$%][\w$]*)\s*(?:<\s*(\d+)\s*>)?((?:\s*\[\s*\d*\s*\])*)\s*([,;])")
 
-PLACEHOLDERS = {"@STATEMENTS@": STATEMENTS, "@TRIVIA@": TRIVIA + "+", "@SCOPE@": SCOPE}
+# TRIVIA's run is possessive: a greedy `(?:...)+` makes Python's matcher keep one
+# backtracking frame per repetition, about 150 bytes of memory per character of a long
+# run of top-level whitespace (1 MB of blanks cost ~450 MB in the whole parse)
+PLACEHOLDERS = {"@STATEMENTS@": STATEMENTS, "@TRIVIA@": TRIVIA + "++", "@SCOPE@": SCOPE}
 
 
 def grammar_text(raw: str) -> str:

@@ -238,18 +238,33 @@ def port_recipe(recipe, to: str, *, out=None, corpus=None, force: bool = False,
         raise PortError(f"{dest} exists; use --force to overwrite it")
     if dest.resolve() == rec.path.resolve():
         raise PortError(f"refusing to write over the recipe {rec.path}")
-    # re-check: the ported recipe against the target, before anything is written
+    if dest.suffix != ".py":
+        from .fsutil import WriteError
+        raise WriteError(dest, "a recipe is imported as Python, so its file name must end in "
+                         ".py; choose another -o", "bad-output")
+    # re-check: the ported recipe against the target, before anything is written; what it
+    # says about the temporary copy is said about the output
     with tempfile.TemporaryDirectory(prefix="rrsplice-port-") as tmp:
         probe = Path(tmp) / dest.name
+
+        def named(text: str) -> str:
+            return text.replace(str(probe), str(dest)).replace(str(tmp), str(dest.parent))
         probe.write_text(res.text)
-        ported = load_recipe(probe)
-        rep = check_recipe(ported, corpus, module_path=mod_path, module=mb)
+        try:
+            ported = load_recipe(probe)
+            rep = check_recipe(ported, corpus, module_path=mod_path, module=mb)
+        except RRSpliceError as exc:
+            raise PortError(named(f"the recipe ported to {fb.name} does not load; nothing "
+                                  f"written: {exc.diagnostic()}")) from None
+        errors = [named(f.render()) for f in rep.errors[:12]]
+    ported.path = dest
     res.report = rep
     if not rep.ok:
         raise PortError(f"the recipe ported to {fb.name} fails its checks; nothing written:\n"
-                        + "\n".join("  " + f.render() for f in rep.errors[:12]))
+                        + "\n".join("  " + e for e in errors))
     if write:
-        write_atomic(dest, res.text.encode("utf-8"))
+        write_atomic(dest, res.text.encode("utf-8"), protect=(rec.path, mod_path),
+                     implicit=out is None)
         res.output = dest
     return res
 

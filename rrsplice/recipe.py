@@ -521,11 +521,14 @@ class CorpusNotFound(RRSpliceError):
     code = "corpus"
 
 
-def defines_entry(ptx: Path, entry: str) -> bool:
+def defines_entry(ptx: Path, entry: str, *, strict: bool = False) -> bool:
     """Cheap test (no parse): does the file declare `.entry ENTRY(`?"""
+    from .fsutil import InputError, read_input
     try:
-        data = ptx.read_bytes()
-    except OSError:
+        data = read_input(ptx, what="PTX file")
+    except InputError:
+        if strict:          # the recipe's own module: why it cannot be read is the error
+            raise
         return False
     return re.search(rb"\.entry\s+" + re.escape(entry.encode()) + rb"\s*\(", data) is not None
 
@@ -559,7 +562,7 @@ def resolve_module(recipe, corpus=None, *, any_module: bool = False
             if cand.is_file():
                 found, found_why, found_in = cand, why, d
                 break
-    if found is not None and (entry is None or defines_entry(found, entry)):
+    if found is not None and (entry is None or defines_entry(found, entry, strict=True)):
         if (not name.is_absolute() and found_why.startswith("[tool.rrsplice]")
                 and found_in.resolve() != BUNDLED_CORPUS.resolve()):
             return found, f"{rec.file} found through {found_why}"

@@ -393,7 +393,7 @@ def new_recipe(name: str, module, rng_text: str, *, abi: str = "scratch",
     if path.exists() and not force:
         raise ScaffoldError(f"{path} exists; pass --force to overwrite it")
     from .splice import write_atomic
-    write_atomic(path, text.encode("utf-8"), protect=(module,))
+    write_atomic(path, text.encode("utf-8"), protect=(module,), implicit=not out)
     if own is not None and occupancy:
         own.update(own_scratch_effect(path, module, fn, threads or 1024))
         if own.get("note"):
@@ -723,7 +723,10 @@ def _render(*, name, doc, module, entry, callee, cut, abi, a_regs, c_regs, other
     typ = "{" + ", ".join(f'"{k}": "{v}"' for k, v in sorted(types.items())) + "}"
     if len(typ) > 80:
         typ = "{\n" + "\n".join(f'    "{k}": "{v}",' for k, v in sorted(types.items())) + "\n}"
-    return _TEMPLATE.format(doc="\n".join(wrapped).replace('"""', "'''"), module=module,
+    # the docstring holds file names as they are: a backslash would start an escape
+    # (`m\x.ptx` is a SyntaxError) and three quotes would end it
+    doc_text = "\n".join(wrapped).replace("\\", "\\\\").replace('"""', "'''")
+    return _TEMPLATE.format(doc=doc_text, module=module,
                             entry=entry, callee=callee, cut0=cut[0], cut1=cut[1], abi=abi,
                             a_regs=_pylist(a_regs), c_regs=_pylist(c_regs),
                             other_regs=_pylist(other_regs), ret_regs=_pylist(ret_regs),

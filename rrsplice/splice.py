@@ -217,7 +217,7 @@ def apply(recipe, *, corpus=None, out=None, stage: Optional[str] = None,
         raise ApplyError("the patched module does not parse; nothing written:\n"
                          + exc.render()) from None
     if write:
-        write_atomic(dest, data, protect=(path, rec.path))
+        write_atomic(dest, data, protect=(path, rec.path), implicit=out is None)
         res.output = dest
     res.seconds = time.perf_counter() - t0
     if ptxas and write:

@@ -66,6 +66,22 @@ def _split_regs(text: str) -> list:
     return regs
 
 
+def _table_in(path: Path, text: str, rec) -> dict:
+    """The stages table as the file holds it now: the literal between the markers (what
+    this command writes), else what the recipe's `stages()` returned when it was loaded."""
+    import ast
+    block = text[text.index(BEGIN):text.index(END)]
+    m = re.search(r"^STAGES = (\{.*?^\})", block, re.S | re.M)
+    if m is not None:
+        try:
+            table = ast.literal_eval(m.group(1))
+        except (ValueError, SyntaxError, MemoryError, RecursionError):
+            table = None
+        if isinstance(table, dict):
+            return table
+    return rec.stages()
+
+
 def add_stage(recipe, *, at: Optional[str] = None, line: Optional[int] = None,
               regs=None, phase: Optional[int] = None, name: Optional[str] = None,
               corpus=None, any_module: bool = False) -> dict:
@@ -129,34 +145,38 @@ def add_stage(recipe, *, at: Optional[str] = None, line: Optional[int] = None,
     if rep.errors:
         raise StageError("the stage does not check:\n" + "\n".join("  " + f.render()
                                                                    for f in rep.errors))
-    text = path.read_text(encoding="utf-8")
-    table = {}
-    if BEGIN in text and END in text:
-        table = {qualify_stage(rec, k): v for k, v in rec.stages().items()}
-    elif hasattr(rec.module, "stages") or hasattr(rec.module, "STAGES"):
-        raise StageError(f"{path} defines its own stages table without rrsplice's markers; "
-                         "add the stage there by hand (or wrap the table in the "
-                         f"`{BEGIN}` / `{END}` markers)")
-    if qname in table:
-        raise StageError(f"{path} already has a stage {qname!r}; pick another --name")
-    table[qname] = (line, reg_list)
-    block = _render(table)
-    if BEGIN in text and END in text:
-        a = text.index(BEGIN)
-        b = text.index(END) + len(END)
-        if b < len(text) and text[b] == "\n":
-            b += 1
-        new = text[:a] + block + text[b:]
-    else:
-        new = text + ("" if text.endswith("\n") else "\n") + "\n\n" + block
-    from .splice import write_atomic
-    write_atomic(path, new.encode("utf-8"), protect=(mpath,))
-    # make sure the edited recipe still loads
-    try:
-        load_recipe(path).stages()
-    except RecipeError as exc:
-        write_atomic(path, text.encode("utf-8"), protect=(mpath,))
-        raise StageError(f"the edited recipe no longer loads; restored it: {exc}") from None
+    from .fsutil import locked
+    # the read-modify-write under a lock on the recipe, re-reading the table there: several
+    # `stages new` on one recipe at once each add their stage
+    with locked(path):
+        text = path.read_text(encoding="utf-8")
+        table = {}
+        if BEGIN in text and END in text:
+            table = {qualify_stage(rec, k): v for k, v in _table_in(path, text, rec).items()}
+        elif hasattr(rec.module, "stages") or hasattr(rec.module, "STAGES"):
+            raise StageError(f"{path} defines its own stages table without rrsplice's markers; "
+                             "add the stage there by hand (or wrap the table in the "
+                             f"`{BEGIN}` / `{END}` markers)")
+        if qname in table:
+            raise StageError(f"{path} already has a stage {qname!r}; pick another --name")
+        table[qname] = (line, reg_list)
+        block = _render(table)
+        if BEGIN in text and END in text:
+            a = text.index(BEGIN)
+            b = text.index(END) + len(END)
+            if b < len(text) and text[b] == "\n":
+                b += 1
+            new = text[:a] + block + text[b:]
+        else:
+            new = text + ("" if text.endswith("\n") else "\n") + "\n\n" + block
+        from .splice import write_atomic
+        write_atomic(path, new.encode("utf-8"), protect=(mpath,))
+        # make sure the edited recipe still loads
+        try:
+            load_recipe(path).stages()
+        except RecipeError as exc:
+            write_atomic(path, text.encode("utf-8"), protect=(mpath,))
+            raise StageError(f"the edited recipe no longer loads; restored it: {exc}") from None
     st = rep.facts.stage
     return {"recipe": str(path), "name": qname, "line": line,
             "after": st.after if st else None,

@@ -32,7 +32,7 @@ class BodyResult:
                 "phase": p.phase.index, "geometry": p.phase.geometry, "mma": len(p.steps),
                 "image": {"rows": p.m, "k": p.k, "warps": p.warps,
                           "bytes": p.warps * p.m * p.k},
-                "args": [{"name": a.name, "type": a.ptx_type, "register": a.reg,
+                "args": [{"name": a.ptx_name or a.name, "c_name": a.name, "type": a.ptx_type, "register": a.reg,
                           "symbol": a.symbol, "role": a.role,
                           "map": a.frag.rule() if a.frag is not None else None}
                          for a in p.args],
@@ -44,13 +44,22 @@ class BodyResult:
 def new_body(recipe, lang: str = "cuda", out=None, corpus=None) -> BodyResult:
     """Write the body for `recipe` (default `<callee>.cu` / `.hip` beside the recipe) and
     `rr_mma.h` beside it, atomically; nothing is written when planning fails."""
-    from ..splice import write_atomic
+    from ..fsutil import check_output, write_atomic
     plan = plan_body(recipe, corpus)
     body = Path(out) if out else Path(plan.recipe).with_name(
         plan.callee + (".cu" if lang == "cuda" else ".hip"))
     text = render_body(plan, lang)
     head = header_text(plan.layouts)
     header = body.with_name(HEADER_NAME)
-    write_atomic(header, head.encode())
-    write_atomic(body, text.encode())
+    if body.name == HEADER_NAME:
+        raise BodyError(f"{body}: the body cannot be named {HEADER_NAME}, which is written "
+                        "beside it; choose another -o")
+    # the recipe and its module are inputs; rr_mma.h is never named by the user: never
+    # written through a link, and held to the rules of an implicit output when the body's
+    # own path is the default one
+    inputs = (plan.recipe, plan.module)
+    check_output(body, protect=inputs, implicit=not out)
+    check_output(header, protect=inputs, implicit=not out, no_link=True)
+    write_atomic(header, head.encode(), protect=inputs, implicit=not out, no_link=True)
+    write_atomic(body, text.encode(), protect=inputs, implicit=not out)
     return BodyResult(plan, body, header, lang)

@@ -25,12 +25,13 @@ class BodyError(RRSpliceError):
 class Arg:
     """One parameter of the callee, in the `.extern`'s order."""
     index: int
-    name: str                 # the .extern's parameter name (also the C++ name)
+    name: str                 # the C++ name (the .extern's own unless C++ cannot use it)
     ptx_type: str             # ".b32" / ".b64"
     reg: Optional[str]        # the register the call text passes (None: an address)
     symbol: Optional[str] = None      # the .shared array whose address is passed
     role: str = "other"       # "A" | "B" | "C" | "scratch" | "shared" | "other"
     frag: object = None       # rrsplice.fragmap.FragReg for A/B/C
+    ptx_name: str = ""        # the .extern's parameter name
 
     @property
     def c_type(self) -> str:
@@ -121,7 +122,15 @@ def plan_body(recipe, corpus=None) -> BodyPlan:
     if pm.notes:
         raise BodyError(f"{rec.path}: phase {phase.index}: " + "; ".join(pm.notes))
     callee, call = _the_call(rec, sp)
+    from .names import body_locals, parameter_names, unusable
+    why = unusable(callee)
+    if why is not None:
+        raise BodyError(f"{rec.path}: the callee {callee!r} {why}: a C++ body cannot define "
+                        "it under that link name; rename the callee (the recipe's CALLEE)")
     args = _args(sp, callee, call, rep)
+    taken = body_locals(callee, (f"d_s{mma.index}" for mma in phase.mmas))
+    for a, c_name in zip(args, parameter_names([a.name for a in args], taken)):
+        a.ptx_name, a.name = a.name, c_name
     by_reg = {}
     for f in pm.a + pm.b + pm.c:
         by_reg.setdefault(f.reg, f)

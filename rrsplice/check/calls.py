@@ -27,6 +27,8 @@ def _check_splice_text(rep: Report, text: Optional[str], extern: Optional[str],
         rep.add("error", "splice-escapes", sp.escape)
     # registers: declared by the text itself, or by the function; special ones are fine
     passed, returned, undeclared = [], [], []
+    # membership in sets beside the ordered lists: linear in the text's registers
+    in_passed, in_returned, in_undeclared = set(), set(), set()
     from ..semantics import def_use, is_pseudo
     for st in sp.statements:
         du = def_use(st)
@@ -35,20 +37,25 @@ def _check_splice_text(rep: Report, text: Optional[str], extern: Optional[str],
                 continue
             if _function_decl(fn, m, r) is None:
                 undeclared.append((st, r))
-            elif r not in returned and r not in passed:
+                in_undeclared.add((id(st), r))
+            elif r not in in_returned and r not in in_passed:
                 passed.append(r)
+                in_passed.add(r)
         for r in du.defs:
             if is_pseudo(r) or sp.local_decl(r) is not None:
                 continue
             if _function_decl(fn, m, r) is None:
                 undeclared.append((st, r))
-            elif r not in returned:
+                in_undeclared.add((id(st), r))
+            elif r not in in_returned:
                 returned.append(r)
+                in_returned.add(r)
         for r in st.registers():
             if (not r.special and sp.local_decl(r.name) is None
                     and _function_decl(fn, m, r.name) is None
-                    and (st, r.name) not in undeclared):
+                    and (id(st), r.name) not in in_undeclared):
                 undeclared.append((st, r.name))
+                in_undeclared.add((id(st), r.name))
     seen = set()
     for st, r in undeclared:
         if r in seen:

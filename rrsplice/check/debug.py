@@ -50,10 +50,11 @@ def _check_point(rep: Report) -> None:
     rep.facts.stage = StageFacts(name=t.stage, line=line, after=last.sid,
                                  registers=t.point_regs)
     regs = t.point_regs
-    bad = [r for r in regs if _function_decl(fn, m, r) is None]
-    for r in bad:
-        rep.add("error", "undeclared", f"stage register {r} is not declared in {fn.name}",
-                registers=[r])
+    bad = {r for r in regs if _function_decl(fn, m, r) is None}
+    for r in regs:
+        if r in bad:
+            rep.add("error", "undeclared", f"stage register {r} is not declared in {fn.name}",
+                    registers=[r])
     good = [r for r in regs if r not in bad]
     if good:
         undefined = _not_always_defined(rep, fn, last.index, good)
@@ -118,11 +119,17 @@ def _not_always_defined(rep: Report, fn: Function, index: int, regs: list) -> di
     for i in range(b.first, index + 1):
         have.update(x for x in def_use(fn.statements[i - 1]).kills if x in want)
     res = {}
+    missing = {r for r in regs if r not in have}
+    found: dict = {r: [] for r in missing}
+    if missing:                     # one pass for all of them, not one per register
+        for st in fn.statements[:index]:
+            for x in def_use(st).defs:
+                if x in missing and len(found[x]) < 4:
+                    found[x].append(st.index)
     for r in regs:
         if r in have:
             continue
-        defs = [st.index for st in fn.statements[:index]
-                if r in def_use(st).defs]
+        defs = found[r]
         res[r] = ("never defined before it" if not defs else
                   "defined at " + ", ".join(f"s{d}" for d in defs[:4])
                   + (" only under a guard or" if defs else "") + " not on every path")

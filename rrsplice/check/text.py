@@ -35,6 +35,10 @@ class SpliceText:
     error: Optional[str] = None
     error_line: Optional[int] = None
     escape: Optional[str] = None    # why the text does not stay inside its function
+    # the text's declarations, listed once: walking the body per register looked up was
+    # quadratic in a debug block storing thousands of registers
+    _decls: Optional[list] = field(default=None, repr=False, compare=False)
+    _decl_of: dict = field(default_factory=dict, repr=False, compare=False)
 
     @property
     def statements(self) -> list:
@@ -49,10 +53,13 @@ class SpliceText:
         if self.fn is None:
             return None
         name = source_name(name)
-        for d in self.fn.decls():
-            if d.declares(name):
-                return d
-        return None
+        if name in self._decl_of:
+            return self._decl_of[name]
+        if self._decls is None:
+            self._decls = list(self.fn.decls())
+        found = next((d for d in self._decls if d.declares(name)), None)
+        self._decl_of[name] = found
+        return found
 
 
 def wrap_snippet(text: str, extern: Optional[str] = None, *, header: str = SNIPPET_HEADER,

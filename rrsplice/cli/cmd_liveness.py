@@ -10,6 +10,7 @@ import click
 from ..cache import load_analysis, load_module, load_report
 from ..config import default_module
 from ..errors import RRSpliceError
+from ..fsutil import read_input
 from ..select import (SelectionError, lines_to_range, parse_line_range,
                       parse_statement_range, select_function)
 from .app import (any_module_option, corpus_option, entry_option, examples, json_option,
@@ -164,7 +165,8 @@ def liveness_cmd(target, range_text, lines_text, pseudo, entry, corpus, any_modu
     query = {"entry": entry or rec_entry, "range": range_text, "lines": lines_text,
              "cut": list(cut) if cut else None, "pseudo": pseudo,
              "call": [rec.call, rec.extern] if rec is not None else None}
-    rep = dict(load_report("liveness", Path(path).read_bytes(), query, compute))
+    rep = dict(load_report("liveness", read_input(path, what="PTX file"), query,
+                           compute))
     for n in rep.pop("notes", []):
         note(n, as_json)
     rep["file"] = str(path)

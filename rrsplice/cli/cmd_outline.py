@@ -61,7 +61,7 @@ def outline_cmd(recipe, out, corpus, any_module, no_check, as_json):
         dest = Path(out)
         if dest.is_dir():
             dest = dest / default_output(path, rec).with_suffix(".body.ptx").name
-    write_atomic(dest, body.ptx, protect=(path, rec.path))
+    write_atomic(dest, body.ptx, protect=(path, rec.path), implicit=out is None)
     data = body.to_json()
     classes = report.facts.live_in_classes or {}
     data.update({"ok": True, "recipe": str(rec.path), "module": str(path),

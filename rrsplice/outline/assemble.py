@@ -33,6 +33,15 @@ def module_header(module: Module) -> str:
     return "\n".join(out) + "\n"
 
 
+_UNSAFE_IN_COMMENT = re.compile(r"[\x00-\x1f\x7f\x85\u2028\u2029\ud800-\udfff]")
+
+
+def _comment_safe(text: str) -> str:
+    """`text` for a `//` comment: a line break in a file name would end the comment and
+    make the rest of the name PTX; control characters (and undecodable bytes) as escapes."""
+    return _UNSAFE_IN_COMMENT.sub(lambda m: f"\\u{ord(m.group()):04x}", text)
+
+
 def assemble(ctx: OutlineContext, parts: BodyParts) -> bytes:
     """The body module's bytes (one `\\n` per line, whatever the kernel used)."""
     module, fn, rng, site = ctx.module, ctx.fn, ctx.rng, ctx.site
@@ -42,7 +51,8 @@ def assemble(ctx: OutlineContext, parts: BodyParts) -> bytes:
     mod_decls = _module_decls(module, region_text)
     out = [f"//\n// {site.callee}: statements s{rng.first}-s{rng.last} (lines {a_line}-{b_line})"
            f" of {fn.name}",
-           f"// from {Path(module.path).name if module.path else '<text>'}, outlined by rrsplice "
+           f"// from {_comment_safe(Path(module.path).name) if module.path else '<text>'}, "
+           "outlined by rrsplice "
            f"outline.",
            "//", "", module_header(module).rstrip("\n"), ""]
     out.extend(mod_decls)
