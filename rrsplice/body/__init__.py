@@ -29,7 +29,7 @@ class BodyResult:
     def to_json(self) -> dict:
         p = self.plan
         return {"body": str(self.body), "header": str(self.header), "lang": self.lang,
-                "mma": self.mma,
+                "mma_mode": self.mma,
                 "callee": p.callee, "function": p.function, "region": p.region,
                 "phase": p.phase.index, "geometry": p.phase.geometry, "mma": len(p.steps),
                 "image": {"rows": p.m, "k": p.k, "warps": p.warps,
