@@ -382,5 +382,20 @@ def test_wmma_body_compiles_for_gfx1201_without_permutes(tiny_p1, tmp_path):
     assert c["scratch_stores"] == 0              # no spills
     kern = tmp_path / "k.hip"
     kern.write_text(bench.kernel_source(res.plan, res.body.name))
-    k = bench.count(bench.function_asm(bench.compile_asm(kern, tmp_path), "rr_bench"))
+    kasm = bench.compile_asm(kern, tmp_path)
+    k = bench.count(bench.function_asm(kasm, "rr_bench"))
     assert k["v_wmma"] == 64 and k["scratch_bytes"] == 0 and k["occupancy"] >= 1
+    # the kernel descriptor's LDS: the test kernel's scratch array plus the body's images
+    from rrsplice.body.wmma import lds_bytes
+    lds = int(re.search(r"\.amdhsa_group_segment_fixed_size (\d+)", kasm).group(1))
+    assert lds == 128 * res.plan.threads + lds_bytes(res.plan)
+
+
+def test_images_that_do_not_fit_in_lds_are_refused(tiny_p1):
+    from rrsplice.body.wmma import LDS_LIMIT, lds_bytes
+    plan = plan_body(tiny_p1)
+    assert lds_bytes(plan) == 4 * (16 * 128 + 2 * 16 * 32) == 12288   # A in the scratch slots
+    plan.warps = 32                              # a kernel without .maxntid: 1024 threads
+    assert lds_bytes(plan) > LDS_LIMIT
+    with pytest.raises(BodyError, match=r"98304 bytes of LDS for 32 warps"):
+        wmma_program(plan)

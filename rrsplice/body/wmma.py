@@ -114,7 +114,21 @@ def wmma_program(plan: BodyPlan) -> WmmaProgram:
         for m0 in range(0, p.m, 16):
             lo, hi = tiles[(m0, blk.n0)], tiles[(m0, blk.n0 + 8)]
             blk.pairs += [Pair(m0, a.k0, a.sid, b.sid) for a, b in zip(lo, hi)]
+    lds = lds_bytes(p)
+    if lds > LDS_LIMIT:
+        raise BodyError(f"{p.recipe}: phase {p.phase.index}: the WMMA images need {lds} bytes of "
+                        f"LDS for {p.warps} warps, more than gfx12's {LDS_LIMIT} per workgroup "
+                        "(declare .maxntid in the kernel, or use `--mma scalar`)")
     return WmmaProgram(p.m, p.n, p.k, blocks, 2 * sum(len(b.pairs) for b in blocks))
+
+
+LDS_LIMIT = 65536     # bytes of LDS one gfx12 workgroup can allocate
+
+
+def lds_bytes(p: BodyPlan) -> int:
+    """The body's own LDS: per warp one block's B image and C/D image, and the A image
+    unless it overlays the recipe's scratch slots."""
+    return p.warps * (16 * p.k + 2 * 16 * p.m + (0 if p.image_in_scratch else p.m * p.k))
 
 
 # ------------------------------------------------------------------ the header's WMMA part
