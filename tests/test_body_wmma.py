@@ -377,8 +377,8 @@ def test_wmma_body_compiles_for_gfx1201_without_permutes(tiny_p1, tmp_path):
     res = new_body(tiny_p1, "hip", tmp_path / "b.hip")
     asm = bench.compile_asm(res.body, tmp_path)
     c = bench.count(bench.function_asm(asm, res.plan.callee))
-    assert c["v_wmma"] == 64                     # 32 pairs of n8 mma, two k16 WMMAs each
     assert c["ds_bpermute"] == 0 and c["v_cndmask"] == 0
+    assert c["v_wmma"] == 64                     # 32 pairs of n8 mma, two k16 WMMAs each
     assert c["scratch_stores"] == 0              # no spills
     kern = tmp_path / "k.hip"
     kern.write_text(bench.kernel_source(res.plan, res.body.name))
