@@ -249,6 +249,7 @@ RR_FI void rr_wmma_tile(const rr_u8 *a_img, int lda, const rr_u8 *bimg, rr_u16 *
                         int lane, int m0, int ksteps)
 {
     rr_acc8 acc = rr_wmma_load_c(cd, lane, m0);
+#pragma unroll
     for (int s = 0; s < ksteps; ++s)
         acc = rr_wmma_k32(acc, a_img, lda, bimg, lda, lane, m0, 32 * s);
     rr_wmma_store_d(cd, lane, m0, acc);
@@ -361,7 +362,7 @@ def render_wmma_body(plan: BodyPlan, lang: str) -> str:
             out.append(f"    rr_stage_b(bimg, {lda}, lane, {k0}, {nl}, {j}, {name});")
         for name, m0, nl, j in blk.c_stage:
             out.append(f"    rr_stage_c(cd, lane, {m0}, {nl}, {j}, {name});")
-        out += ["    rr_syncwarp();",
+        out += ["    rr_syncwarp();", "#pragma unroll",
                 f"    for (int mt = 0; mt < {p.m // 16}; ++mt)",
                 f"        rr_wmma_tile(img, {lda}, bimg, cd, lane, 16 * mt, {p.k // 32});",
                 "    rr_syncwarp();"]
