@@ -382,7 +382,7 @@ def test_wmma_body_compiles_for_gfx1201_without_permutes(tiny_p1, tmp_path):
     assert c["scratch_stores"] == 0              # no spills
     kern = tmp_path / "k.hip"
     kern.write_text(bench.kernel_source(res.plan, res.body.name))
-    kasm = bench.compile_asm(kern, tmp_path)
+    kasm = bench.compile_asm(kern, tmp_path, bench.INLINE)
     k = bench.count(bench.function_asm(kasm, "rr_bench"))
     assert k["v_wmma"] == 64 and k["scratch_bytes"] == 0 and k["occupancy"] >= 1
     # the kernel descriptor's LDS: the test kernel's scratch array plus the body's images
