@@ -186,6 +186,36 @@ def table(rows: list) -> str:
     return "\n".join(out)
 
 
+def summary(rows: list) -> str:
+    """One line per fixture and one for all: sums, and the per-WMMA figures."""
+    out = ["| fixture | bodies / not generated | mma = v_wmma | instructions | other/WMMA | "
+           "of which v_cvt | net/WMMA | ds_bpermute | v_cndmask | v_perm | LDS reads | "
+           "LDS writes | global loads | ABI stack loads | scratch stores | max VGPRs | "
+           "max body LDS | min waves/SIMD | compile s (sum, max) |", "|" + " --- |" * 19]
+    groups = {}
+    for r in rows:
+        groups.setdefault(r["fixture"], []).append(r)
+    for name, rs in list(groups.items()) + [("all", rows)]:
+        ok = [r for r in rs if "error" not in r]
+        if not ok:
+            continue
+
+        def tot(k, ok=ok):
+            return sum(r[k] for r in ok)
+        w, ins, cvt, abi = tot("v_wmma"), tot("instructions"), tot("cvt_f16"), \
+            tot("scratch_loads")
+        out.append(
+            f"| {name} | {len(ok)} / {len(rs) - len(ok)} | {tot('mma')} = {w} | {ins:,} | "
+            f"{(ins - w) / w:.1f} | {cvt / w:.1f} | {(ins - w - cvt - abi) / w:.1f} | "
+            f"{tot('ds_bpermute')} | {tot('v_cndmask')} | {tot('v_perm')} | "
+            f"{tot('lds_reads')} | {tot('lds_writes')} | {tot('global_loads')} | {abi} | "
+            f"{tot('scratch_stores')} | {max(r['vgprs'] for r in ok)} | "
+            f"{max(r['lds_bytes_body'] for r in ok)} | "
+            f"{min(r['waves_per_simd'] for r in ok)} | {tot('compile_s'):.1f}, "
+            f"{max(r['compile_s'] for r in ok):.2f} |")
+    return "\n".join(out)
+
+
 def totals(rows: list) -> dict:
     ok = [r for r in rows if "error" not in r]
     keys = ["mma", "instructions", "v_wmma", "ds_bpermute", "v_cndmask", "v_perm", "cvt_f16",
@@ -231,7 +261,7 @@ def main(argv=None) -> int:
     tot = totals(rows)
     print(table(rows))
     print()
-    print("totals: " + ", ".join(f"{k} {v}" for k, v in tot.items()))
+    print(summary(rows))
     if args.json:
         Path(args.json).write_text(json.dumps({"mma": args.mma, "rows": rows, "totals": tot},
                                               indent=1) + "\n")
