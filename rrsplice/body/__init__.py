@@ -24,10 +24,12 @@ class BodyResult:
     body: Path
     header: Path
     lang: str
+    mma: str = "scalar"
 
     def to_json(self) -> dict:
         p = self.plan
         return {"body": str(self.body), "header": str(self.header), "lang": self.lang,
+                "mma_mode": self.mma,
                 "callee": p.callee, "function": p.function, "region": p.region,
                 "phase": p.phase.index, "geometry": p.phase.geometry, "mma": len(p.steps),
                 "image": {"rows": p.m, "k": p.k, "warps": p.warps,
@@ -41,15 +43,19 @@ class BodyResult:
                 "notes": p.notes}
 
 
-def new_body(recipe, lang: str = "cuda", out=None, corpus=None) -> BodyResult:
+def new_body(recipe, lang: str = "cuda", out=None, corpus=None,
+             mma: Optional[str] = None) -> BodyResult:
     """Write the body for `recipe` (default `<callee>.cu` / `.hip` beside the recipe) and
-    `rr_mma.h` beside it, atomically; nothing is written when planning fails."""
+    `rr_mma.h` beside it, atomically; nothing is written when planning fails. `mma` (HIP
+    only): "wmma" (the default, the gfx12 WMMA program) or "scalar" (the portable fallback);
+    CUDA always uses mma.sync."""
     from ..fsutil import check_output, write_atomic
+    mma = mma_mode(lang, mma)
     plan = plan_body(recipe, corpus)
     body = Path(out) if out else Path(plan.recipe).with_name(
         plan.callee + (".cu" if lang == "cuda" else ".hip"))
-    text = render_body(plan, lang)
-    head = header_text(plan.layouts)
+    text = render_body(plan, lang, mma)
+    head = header_text(plan.layouts, mma)
     header = body.with_name(HEADER_NAME)
     if body.name == HEADER_NAME:
         raise BodyError(f"{body}: the body cannot be named {HEADER_NAME}, which is written "
@@ -62,4 +68,15 @@ def new_body(recipe, lang: str = "cuda", out=None, corpus=None) -> BodyResult:
     check_output(header, protect=inputs, implicit=not out, no_link=True)
     write_atomic(header, head.encode(), protect=inputs, implicit=not out, no_link=True)
     write_atomic(body, text.encode(), protect=inputs, implicit=not out)
-    return BodyResult(plan, body, header, lang)
+    return BodyResult(plan, body, header, lang, mma)
+
+
+def mma_mode(lang: str, mma: Optional[str]) -> str:
+    """How the body computes its mma: CUDA "mma.sync"; HIP "wmma" unless "scalar" is asked."""
+    if lang == "cuda":
+        if mma not in (None, "mma.sync"):
+            raise BodyError(f"--mma {mma} is for --lang hip (CUDA bodies use mma.sync)")
+        return "mma.sync"
+    if mma not in (None, "wmma", "scalar"):
+        raise BodyError(f"--mma must be wmma or scalar, not {mma!r}")
+    return mma or "wmma"

@@ -23,10 +23,14 @@ def _arg_comment(a) -> str:
     return f"{a.reg or '?'}: not read by the phase's mma"
 
 
-def render_body(plan: BodyPlan, lang: str) -> str:
-    """The body source for `lang` ("cuda" or "hip")."""
+def render_body(plan: BodyPlan, lang: str, mma: str = "scalar") -> str:
+    """The body source for `lang` ("cuda" or "hip"); HIP with `mma` "wmma" is the gfx12
+    WMMA program (rrsplice.body.wmma)."""
     if lang not in ("cuda", "hip"):
         raise ValueError(f"lang must be cuda or hip, not {lang!r}")
+    if lang == "hip" and mma == "wmma":
+        from .wmma import render_wmma_body
+        return render_wmma_body(plan, lang)
     p = plan
     img = f"{p.callee}_a_image"
     out = [f"/* {p.callee}: native body for {p.function} {p.region} (phase {p.phase.index}, "

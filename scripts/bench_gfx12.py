@@ -1,0 +1,272 @@
+#!/usr/bin/env python3
+"""The gfx1201 instruction mix of `rrsplice body new --lang hip` bodies, per phase.
+
+For every GEMM phase of every fixture: a one-phase cut recipe (`recipe new --abi scratch`),
+its HIP body (`body new --lang hip --mma wmma`, or `--mma scalar`), compiled for gfx1201 the
+way a user links it (clang-19 -x hip --offload-arch=gfx1201 -O2 -fgpu-rdc -emit-llvm, then
+llc-19 -mtriple=amdgcn-amd-amdhsa -mcpu=gfx1201), and counted in the assembly of the body's
+function: instructions, v_wmma, ds_bpermute, v_cndmask, v_perm, LDS reads/writes, global
+loads, scratch loads (the call's stack-passed arguments: the ABI passes the first VGPR
+arguments in registers) and stores (spills), VGPRs, ScratchSize. A small kernel that calls
+the body (its arguments loaded from a buffer) gives the LDS bytes and waves per SIMD from its
+kernel descriptor (`.amdhsa_group_segment_fixed_size`, llc's `Occupancy`).
+
+Usage: python scripts/bench_gfx12.py [FIXTURE.ptx ...] [--mma wmma|scalar] [--json FILE]
+       [--keep DIR]
+Default fixtures: corpus_fixtures/swin_{tiny,small,big}_sm89.ptx. Needs clang-19, llc-19.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import re
+import shutil
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT))
+
+DEFAULT = ["corpus_fixtures/swin_tiny_sm89.ptx", "corpus_fixtures/swin_small_sm89.ptx",
+           "corpus_fixtures/swin_big_sm89.ptx"]
+CLANG = ["-x", "hip", "--offload-arch=gfx1201", "--cuda-device-only", "-nogpulib", "-nogpuinc",
+         "-fgpu-rdc", "-O2", "-emit-llvm", "-c"]
+INLINE = ["-mllvm", "-inline-threshold=100000"]
+LLC = ["-mtriple=amdgcn-amd-amdhsa", "-mcpu=gfx1201", "-O2"]
+
+# what each counter counts: a mnemonic pattern (anchored at the mnemonic's start)
+COUNTERS = {
+    "v_wmma": r"v_wmma_", "ds_bpermute": r"ds_bpermute", "v_cndmask": r"v_cndmask",
+    "v_perm": r"v_perm_", "lds_reads": r"ds_(load|read)", "lds_writes": r"ds_(store|write)",
+    "global_loads": r"global_load", "scratch_loads": r"scratch_load",
+    "scratch_stores": r"scratch_store", "cvt_f16": r"v_cvt_(f16_f32|f32_f16)",
+    "waits": r"s_(wait|delay_alu|clause|nop)",
+}
+_INSN = re.compile(r"^\s+([a-z][a-z0-9_]*)\b")
+
+
+def tool(name: str) -> str:
+    exe = shutil.which(name)
+    if exe is None:
+        raise SystemExit(f"{name} not found (Debian: apt-get install {name.split('-')[0]}-19"
+                         f"{'' if name.startswith('clang') else ' (package llvm-19)'})")
+    return exe
+
+
+def function_asm(asm: str, name: str) -> str:
+    """The lines of function `name` in llc's output (label to .Lfunc_end), with its info."""
+    start = asm.index(f"\n{name}:")
+    end = asm.index(".Lfunc_end", start)
+    info = min(i for i in (asm.find("; Function info:", end), asm.find("; Kernel info:", end),
+                           len(asm)) if i >= 0)
+    stop = asm.find("\t.text", info)
+    tail = asm[info:stop if stop > 0 else None]
+    return asm[start:end] + "\n" + tail
+
+
+def count(fn_asm: str) -> dict:
+    """The counters of one function's assembly."""
+    mnems = [m.group(1) for line in fn_asm.splitlines() if (m := _INSN.match(line))]
+    out = {"instructions": len(mnems)}
+    for key, pat in COUNTERS.items():
+        rx = re.compile(pat)
+        out[key] = sum(1 for x in mnems if rx.match(x))
+    for key, pat in (("vgprs", r"; NumVgprs: (\d+)"), ("scratch_bytes", r"; ScratchSize: (\d+)"),
+                     ("occupancy", r"; Occupancy: (\d+)")):
+        m = re.search(pat, fn_asm)
+        out[key] = int(m.group(1)) if m else None
+    return out
+
+
+def kernel_source(plan, body_name: str) -> str:
+    """A kernel that calls the body once per thread, its arguments loaded from a buffer,
+    with a scratch array of the recipe's stride: what the descriptor is read from."""
+    args = []
+    for i, a in enumerate(plan.args):
+        if a.role == "scratch":
+            args.append("rr_bench_slot_addr()")
+        elif a.c_type == "rr_u64":
+            args.append(f"((const rr_u64 *)in)[{i} * 1024 + t]")
+        else:
+            args.append(f"in[{i} * 2048 + t]")
+    threads = plan.threads or 1024
+    return "\n".join([
+        f'#include "{body_name}"',
+        f"static __shared__ __attribute__((aligned(16))) rr_u8 rr_bench_scratch"
+        f"[{max(plan.stride, 4) * threads}];",
+        "__device__ static inline rr_u32 rr_bench_slot_addr(void)",
+        "{",
+        "    return (rr_u32)(__SIZE_TYPE__)(__attribute__((address_space(3))) rr_u8 *)"
+        "rr_bench_scratch;",
+        "}",
+        f'extern "C" __attribute__((global)) __attribute__((amdgpu_flat_work_group_size(1, '
+        f'{threads}))) void rr_bench(const rr_u32 *in)',
+        "{",
+        "    const rr_u32 t = rr_linear_tid();",
+        f"    {plan.callee}(" + ", ".join(args) + ");",
+        "}", ""])
+
+
+def compile_asm(src: Path, tmp: Path, extra=()) -> str:
+    bc, s = tmp / (src.stem + ".bc"), tmp / (src.stem + ".s")
+    for cmd in ([tool("clang-19"), *CLANG, *extra, str(src), "-o", str(bc)],
+                [tool("llc-19"), *LLC, str(bc), "-o", str(s)]):
+        p = subprocess.run(cmd, capture_output=True, text=True)
+        if p.returncode != 0:
+            raise RuntimeError(f"{' '.join(cmd[:2])}...: {p.stderr[-2000:]}")
+    return s.read_text()
+
+
+def bench_phase(fixture: Path, phase, tmp: Path, mma: str) -> dict:
+    from rrsplice.body import BodyError, new_body
+    from rrsplice.scaffold import new_recipe
+    name = "f" + re.sub(r"\W", "_", fixture.stem) + f"_p{phase.index}"
+    row = {"fixture": fixture.name, "phase": phase.index, "geometry": phase.geometry,
+           "mma": len(phase.mmas)}
+    rec = tmp / f"{name}.py"
+    new_recipe(name, fixture, f"s{phase.first}-s{phase.last}", abi="scratch", out=rec,
+               occupancy=False, force=True)
+    try:
+        res = new_body(rec, "hip", tmp / f"{name}.hip", mma=mma)
+    except BodyError as e:
+        row["error"] = str(e)
+        return row
+    t0 = time.perf_counter()
+    body = count(function_asm(compile_asm(res.body, tmp), res.plan.callee))
+    row["compile_s"] = round(time.perf_counter() - t0, 2)
+    kern = tmp / f"{name}_kernel.hip"
+    kern.write_text(kernel_source(res.plan, res.body.name))
+    # the body inlined into the kernel (as a linked call site would not be, but so that the
+    # descriptor describes the body, not the stack-passed arguments of a call)
+    kasm = compile_asm(kern, tmp, INLINE)
+    k = count(function_asm(kasm, "rr_bench"))
+    m = re.search(r"\.amdhsa_group_segment_fixed_size (\d+)", kasm)
+    scratch = max(res.plan.stride, 4) * (res.plan.threads or 1024)
+    row.update(body)
+    row["lds_bytes_kernel"] = int(m.group(1)) if m else None
+    row["lds_bytes_body"] = (row["lds_bytes_kernel"] - scratch) if m else None
+    row["waves_per_simd"] = k["occupancy"]
+    row["kernel_vgprs"] = k["vgprs"]
+    row["kernel_scratch_bytes"] = k["scratch_bytes"]
+    return row
+
+
+def per_wmma(row: dict) -> str:
+    w = row.get("v_wmma") or 0
+    return f"{(row['instructions'] - w) / w:.1f}" if w else "-"
+
+
+def per_wmma_net(row: dict) -> str:
+    """Other instructions per WMMA without the f16 rounding of the accumulators (v_cvt, the
+    bit-exact sequence's own cost) and the stack-passed argument loads of the call ABI."""
+    w = row.get("v_wmma") or 0
+    net = row["instructions"] - w - row["cvt_f16"] - row["scratch_loads"]
+    return f"{net / w:.1f}" if w else "-"
+
+
+def table(rows: list) -> str:
+    cols = ["fixture", "phase", "geometry", "mma", "instructions", "v_wmma", "other/WMMA",
+            "net/WMMA",
+            "ds_bpermute", "v_cndmask", "v_perm", "cvt_f16", "lds_reads", "lds_writes",
+            "global_loads", "scratch_loads", "scratch_stores", "vgprs", "scratch_bytes",
+            "kernel_scratch_bytes", "lds_bytes_body", "waves_per_simd"]
+    out = ["| " + " | ".join(cols) + " |", "|" + " --- |" * len(cols)]
+    for r in rows:
+        if "error" in r:
+            out.append(f"| {r['fixture']} | {r['phase']} | {r['geometry']} | {r['mma']} | "
+                       f"not generated: {r['error'][:120]} |")
+            continue
+        special = {"other/WMMA": per_wmma, "net/WMMA": per_wmma_net}
+        vals = [special[c](r) if c in special else r.get(c) for c in cols]
+        out.append("| " + " | ".join("-" if v is None else str(v) for v in vals) + " |")
+    return "\n".join(out)
+
+
+def summary(rows: list) -> str:
+    """One line per fixture and one for all: sums, and the per-WMMA figures."""
+    out = ["| fixture | bodies / not generated | mma = v_wmma | instructions | other/WMMA | "
+           "of which v_cvt | net/WMMA | ds_bpermute | v_cndmask | v_perm | LDS reads | "
+           "LDS writes | global loads | ABI stack loads | scratch stores | max VGPRs | "
+           "max body LDS | min waves/SIMD | compile s (sum, max) |", "|" + " --- |" * 19]
+    groups = {}
+    for r in rows:
+        groups.setdefault(r["fixture"], []).append(r)
+    for name, rs in list(groups.items()) + [("all", rows)]:
+        ok = [r for r in rs if "error" not in r]
+        if not ok:
+            continue
+
+        def tot(k, ok=ok):
+            return sum(r[k] for r in ok)
+        w, ins, cvt, abi = tot("v_wmma"), tot("instructions"), tot("cvt_f16"), \
+            tot("scratch_loads")
+        out.append(
+            f"| {name} | {len(ok)} / {len(rs) - len(ok)} | {tot('mma')} = {w} | {ins:,} | "
+            f"{(ins - w) / w:.1f} | {cvt / w:.1f} | {(ins - w - cvt - abi) / w:.1f} | "
+            f"{tot('ds_bpermute')} | {tot('v_cndmask')} | {tot('v_perm')} | "
+            f"{tot('lds_reads')} | {tot('lds_writes')} | {tot('global_loads')} | {abi} | "
+            f"{tot('scratch_stores')} | {max(r['vgprs'] for r in ok)} | "
+            f"{max(r['lds_bytes_body'] for r in ok)} | "
+            f"{min(r['waves_per_simd'] for r in ok)} | {tot('compile_s'):.1f}, "
+            f"{max(r['compile_s'] for r in ok):.2f} |")
+    return "\n".join(out)
+
+
+def totals(rows: list) -> dict:
+    ok = [r for r in rows if "error" not in r]
+    keys = ["mma", "instructions", "v_wmma", "ds_bpermute", "v_cndmask", "v_perm", "cvt_f16",
+            "lds_reads", "lds_writes", "global_loads", "scratch_loads", "scratch_stores"]
+    t = {k: sum(r[k] for r in ok) for k in keys}
+    t["bodies"], t["not_generated"] = len(ok), len(rows) - len(ok)
+    t["max_vgprs"] = max((r["vgprs"] for r in ok), default=None)
+    t["min_waves_per_simd"] = min((r["waves_per_simd"] for r in ok
+                                   if r["waves_per_simd"] is not None), default=None)
+    t["max_compile_s"] = max((r["compile_s"] for r in ok), default=None)
+    return t
+
+
+def main(argv=None) -> int:
+    from rrsplice.cache import load_analysis, load_module
+    from rrsplice.mma import phases
+    from rrsplice.select import select_function
+    ap = argparse.ArgumentParser(description=__doc__.split("\n", 1)[0])
+    ap.add_argument("fixtures", nargs="*", default=DEFAULT)
+    ap.add_argument("--mma", choices=["wmma", "scalar"], default="wmma")
+    ap.add_argument("--phases", default=None, help="only these phase numbers (1,3,...)")
+    ap.add_argument("--json", default=None, help="also write the rows and totals as JSON")
+    ap.add_argument("--keep", default=None, help="leave recipes, bodies and assembly in DIR")
+    args = ap.parse_args(argv)
+    only = {int(x) for x in args.phases.split(",")} if args.phases else None
+    rows = []
+    with tempfile.TemporaryDirectory(prefix="rrsplice-gfx12-") as t:
+        tmp = Path(args.keep) if args.keep else Path(t)
+        tmp.mkdir(parents=True, exist_ok=True)
+        for fx in args.fixtures:
+            fx = Path(fx)
+            m = load_module(fx)
+            fn, _ = select_function(m, None)
+            for ph in phases(fn, load_analysis(m, fn)):
+                if only is None or ph.index in only:
+                    rows.append(bench_phase(fx, ph, tmp, args.mma))
+                    r = rows[-1]
+                    print(f"{fx.name} phase {ph.index}: " + (
+                        "not generated" if "error" in r else
+                        f"{r['instructions']} instructions, {r['v_wmma']} v_wmma, "
+                        f"{r['ds_bpermute']} ds_bpermute, {r['v_cndmask']} v_cndmask"),
+                        file=sys.stderr)
+    tot = totals(rows)
+    print(table(rows))
+    print()
+    print(summary(rows))
+    if args.json:
+        Path(args.json).write_text(json.dumps({"mma": args.mma, "rows": rows, "totals": tot},
+                                              indent=1) + "\n")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
