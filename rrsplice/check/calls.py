@@ -8,6 +8,7 @@ from typing import Optional
 
 from ..model import Function, ParenList, Reg, Statement, Symbol
 from .report import Report
+from ..scopes import bind_outer, shadows_at
 from .source import _TYPE_SIZE, _function_decl, _short
 from .text import SpliceText, _strip_comments, parse_splice_text, special_operand_uses
 
@@ -23,6 +24,8 @@ def _check_splice_text(rep: Report, text: Optional[str], extern: Optional[str],
     if sp.error:
         rep.add("error", "call-parse", sp.error)
         return sp
+    if sp.fn is not None and rng is not None:
+        bind_outer(sp.fn, shadows_at(fn, fn.statement(rng.first)))
     if sp.escape:
         rep.add("error", "splice-escapes", sp.escape)
     # registers: declared by the text itself, or by the function; special ones are fine
