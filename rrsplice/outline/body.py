@@ -143,11 +143,11 @@ def _live_in(ctx: OutlineContext, live_at_exit: set, exit_of: dict) -> tuple:
     params_by_reg = ctx.site.passed_registers()
     kernel_types = ctx.values.kernel_types
     scoped_names = {d.name for blk in _iter_blocks(fn.body) for d in blk.decls}
-    needs = region_needs(fn, rng, live_at_exit, frozenset(exit_of))
+    needs = region_needs(fn, rng, live_at_exit, frozenset(exit_of), ctx.reach().fa)
     missing = [r for r in sort_registers(needs) if r not in params_by_reg]
     recomputed: list = []
     recompute_idx: set = set()
-    reach = ctx.reach() if missing else None
+    reach = ctx.reach()
     for reg in missing:
         if is_scoped(reg) or reg in scoped_names and not kernel_types(reg):
             continue      # a block-scoped register: its block comes with the region
