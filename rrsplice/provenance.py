@@ -318,8 +318,13 @@ class _Engine:
             isinstance(root, Param) and root.name == self.p0 and root.offset == 40)
 
     # public
+    def machine_state(self, reg: str) -> bool:
+        """True for a special register: a special name the function does not declare as a
+        variable (a declared `%smid` is a register of the analysis, see rrsplice.scopes)."""
+        return is_special_register(reg) and reg not in self.fa.bit
+
     def value_at(self, index: int, reg: str) -> Value:
-        if is_special_register(reg):
+        if self.machine_state(reg):
             return Special(reg)
         defs = self.rd(index, reg)
         if not defs:
@@ -864,7 +869,7 @@ def _outside_defs(eng: _Engine, entries, rng, reg: str) -> tuple:
 
 
 def _merged(eng: _Engine, reg: str, defs: tuple):
-    if is_special_register(reg):
+    if eng.machine_state(reg):
         return Special(reg)
     return eng._merge(reg, defs, [eng.def_value(d, reg) for d in defs])
 

@@ -49,7 +49,8 @@ from typing import Optional
 from .errors import RRSpliceError
 from .select import parse_statement_range, select_function
 
-TYPE_SIZE = {".b16": 2, ".b32": 4, ".b64": 8, ".pred": 4}
+TYPE_SIZE = {".b16": 2, ".b32": 4, ".b64": 8, ".pred": 4, ".v2.b16": 4, ".v4.b16": 8,
+             ".v2.b32": 8, ".v4.b32": 16, ".v2.b64": 16, ".v4.b64": 32}
 
 
 class ScaffoldError(RRSpliceError):
@@ -94,14 +95,17 @@ class Scaffold:
 
 
 def reg_ptx_type(fn, reg: str) -> str:
-    """`.b16`/`.b32`/`.b64`/`.pred`: how a register crosses the call (by its declared size)."""
+    """`.b16`/`.b32`/`.b64`/`.pred`, or `.v2.b32`-style for a vector register: how a
+    register crosses the call (by its declared size)."""
     from .check import _function_decl, _TYPE_SIZE
     d = _function_decl(fn, fn.module, reg)
     ty = (d.type or ".b32") if d is not None else ".b32"
     if ty == ".pred":
         return ".pred"
     n = _TYPE_SIZE.get(ty.lstrip("."), 4)
-    return {2: ".b16", 4: ".b32", 8: ".b64"}.get(n, ".b32")
+    elem = {2: ".b16", 4: ".b32", 8: ".b64"}.get(n, ".b32")
+    vec = d.vector if d is not None else None
+    return f"{vec}{elem}" if vec in (".v2", ".v4") else elem
 
 
 def _pylist(regs: list, per_line: int = 4, indent: str = "    ") -> str:
@@ -582,7 +586,8 @@ V_REG = {v_reg!r}
 # the scratch array itself; the native body must execute a block barrier before its stores
 BLOCK_BARRIER = {barrier!r}
 
-_SIZE = {{".b16": 2, ".b32": 4, ".b64": 8, ".pred": 4}}
+_SIZE = {{".b16": 2, ".b32": 4, ".b64": 8, ".pred": 4, ".v2.b16": 4, ".v4.b16": 8,
+         ".v2.b32": 8, ".v4.b32": 16, ".v2.b64": 16, ".v4.b64": 32}}
 
 
 def _type(reg):
@@ -602,11 +607,34 @@ def _ret_layout():
 
 
 RET_STRIDE = _ret_layout()[1]
+# the .param return array's alignment: a vector register is read back whole from it
+RET_ALIGN = max([8] + [_SIZE[_type(r)] for r in _RETURNS if _type(r).startswith(".v")])
 
 
 def _param_type(reg):
+    """How `reg` is stored into its parameter: a predicate as a .b32 1/0, a vector
+    register whole (`st.param.v2.b32`)."""
     t = _type(reg)
     return ".b32" if t == ".pred" else t
+
+
+def _param_decl(reg, name):
+    """The .param declaration carrying `reg`: a vector register's is an aligned byte array."""
+    t = _param_type(reg)
+    if t.startswith(".v"):
+        return ".align %d .b8 %s[%d]" % (_SIZE[t], name, _SIZE[t])
+    return "%s %s" % (t, name)
+
+
+def _elements(reg):
+    """(operand, type, byte offset) of each part a returned `reg` is read back as: from a
+    scratch slot (whose address is aligned only to 4) a vector register element by element
+    (`%v.x`, `%v.y`, ...), anything else whole."""
+    t = _type(reg)
+    if not t.startswith(".v") or ABI == "param":
+        return [(reg, t, 0)]
+    n, et = int(t[2]), t[3:]
+    return [("%s.%s" % (reg, "xyzw"[k]), et, k * _SIZE[et]) for k in range(n)]
 
 
 def cut_call():
@@ -619,7 +647,7 @@ def cut_call():
         lines.append("\\t.reg .b32 %%rrsb<%d>;" % len(SHARED))
     names = []
     for i, r in enumerate(args):
-        lines.append("\\t.param %s p%d;" % (_param_type(r), i))
+        lines.append("\\t.param %s;" % _param_decl(r, "p%d" % i))
         if _type(r) == ".pred":
             lines.append("\\tselp.u32 %%rrs3, 1, 0, %s;" % r)
             lines.append("\\tst.param.b32 [p%d+0], %%rrs3;" % i)
@@ -638,7 +666,7 @@ def cut_call():
         lines.append("\\tst.param.b32 [ps+0], %rrs0;")
         names.append("ps")
     if ABI == "param" and _RETURNS:
-        lines.append("\\t.param .align 8 .b8 rv[%d];" % size)
+        lines.append("\\t.param .align %d .b8 rv[%d];" % (RET_ALIGN, size))
     call = "\\tcall.uni "
     if ABI == "param" and _RETURNS:
         call += "(rv), "
@@ -661,8 +689,10 @@ def cut_call():
         if _type(r) == ".pred":
             lines.append("\\tld.%s.b32 %%rrs3, %s;" % (space, src))
             lines.append("\\tsetp.ne.u32 %s, %%rrs3, 0;" % r)
-        else:
-            lines.append("\\tld.%s%s %s, %s;" % (space, _type(r), r, src))
+            continue
+        for part, t, k in _elements(r):
+            src = "[%%rrs2+%d]" % (off + k) if ABI == "scratch" else "[rv+%d]" % (off + k)
+            lines.append("\\tld.%s%s %s, %s;" % (space, t, part, src))
     if ABI == "scratch" and _RETURNS and BLOCK_BARRIER:
         # every warp has read its slot before any warp reuses the array
         lines.append("\\tbar.sync 0;")
@@ -676,7 +706,7 @@ def cut_call():
 def extern():
     """The .extern .func declaration of the callee, matching cut_call()'s arguments."""
     args = A_REGS + C_REGS + OTHER_REGS
-    params = [".param %s %s_p%d" % (_param_type(r), CALLEE, i) for i, r in enumerate(args)]
+    params = [".param %s" % _param_decl(r, "%s_p%d" % (CALLEE, i)) for i, r in enumerate(args)]
     params += [".param .b32 %s_shared%d" % (CALLEE, i) for i in range(len(SHARED))]
     if ABI == "scratch" and _RETURNS:
         params.append(".param .b32 %s_scratch" % CALLEE)
@@ -685,7 +715,7 @@ def extern():
         own = ".shared .align 16 .b8 %s[%d];\\n" % (SCRATCH, OWN_SCRATCH)
     ret = ""
     if ABI == "param" and _RETURNS:
-        ret = "(.param .align 8 .b8 %s_ret[%d]) " % (CALLEE, _ret_layout()[1])
+        ret = "(.param .align %d .b8 %s_ret[%d]) " % (RET_ALIGN, CALLEE, _ret_layout()[1])
     text = own + ".extern .func %s%s" % (ret, CALLEE)
     if params:
         text += "\\n(\\n\\t" + ",\\n\\t".join(params) + "\\n)"

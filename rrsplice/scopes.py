@@ -16,15 +16,21 @@ needs; operands still compare by their text. Block numbers, not lines, make the 
 inline-asm block that recurs in many kernels binds to the same operands everywhere, so its
 statements keep sharing one parse.
 
+A declaration scopes from its point on (ptxas: in `{ mov.u32 %r2, 5; .reg .b32 %r2; ... }`
+the 5 goes to the outer %r2), and a `.reg` with a special register's name (`.reg .b32
+%smid;`, `%envreg<32>`) declares an ordinary variable that hides the special register from
+there to the end of its block.
+
 The `@` cannot occur in a PTX identifier, so a key never collides with a real name.
 """
 
 from __future__ import annotations
 
+import re
 from typing import Optional
 
-from .model import (Address, Block, Element, Function, Guard, Negated, Offset, ParenList,
-                    PredPair, Reg, Statement, Vector)
+from .model import (Address, Block, Decl, Element, Function, Guard, Negated, Offset,
+                    ParenList, PredPair, Reg, Statement, Vector, is_special_register)
 
 SEP = "@"
 
@@ -58,38 +64,71 @@ def declared_registers(blk: Block) -> list:
     return [d for d in blk.decls if d.space == ".reg"]
 
 
-_REBOUND: dict = {}      # (operands, guard, scope keys) -> rebound: shared across kernels
+_REBOUND: dict = {}      # (operands, guard, scope state) -> rebound: shared across kernels
+
+# Prefixes of a `%NAME<N>` range that can declare a special register's name (`%pm<8>`,
+# `%envreg<32>`, `%clock<65>` declares %clock64): only those need a look at the operands.
+_SPECIAL_RANGE_PREFIX = re.compile(
+    r"%(?:pm(?:[0-7](?:_6?)?)?|clock6?|envreg\d*|reserved_smem_offset_\d*)$")
+
+
+def _shadows_special(d: Decl) -> bool:
+    """True if `.reg` Decl `d` may declare a name PTX also gives a special register: the
+    declaration makes it an ordinary variable from that point on (ptxas assembles
+    `.reg .b32 %smid; ld.global.u32 %smid, [%rd1];` as a plain load)."""
+    if d.count is None:
+        return is_special_register(d.name)
+    return _SPECIAL_RANGE_PREFIX.match(d.name) is not None
 
 
 def bind_scopes(fn: Function) -> None:
-    """Give every register operand of `fn` that refers to a nested block's declaration
-    that declaration's key (`Reg.ident`). Functions without nested `.reg` declarations are
-    left untouched (the common case costs one walk over the blocks)."""
-    if fn.body is None or not _has_nested_regs(fn.body):
+    """Give every register operand of `fn` the identity of the declaration it refers to.
+
+    A declaration scopes from its point on, as ptxas reads it: in `{ mov.u32 %r2, 5;
+    .reg .b32 %r2; ... }` the first write is to the *outer* %r2. A register declared in a
+    nested block gets that declaration's key (`Reg.ident`); a `.reg` with a special
+    register's name (`.reg .b32 %smid;`) turns later operands of that name into ordinary
+    registers. Functions with neither are left untouched (one walk over the
+    declarations)."""
+    if fn.body is None or not _needs_binding(fn.body):
         return
     count = [0]
     if len(_REBOUND) > 200_000:
         _REBOUND.clear()
 
-    def walk(blk: Block, keys: dict, fp: tuple) -> None:
+    def walk(blk: Block, keys: dict, shadow: tuple) -> None:
+        tag = ""
         if blk is not fn.body and declared_registers(blk):
             count[0] += 1
             tag = f"{SEP}B{count[0]}"
-            keys = {**keys, **{n: n + tag for d in declared_registers(blk) for n in d.names()}}
-            fp = tuple(sorted(keys.items()))
+        fp = (tuple(sorted(keys.items())), shadow)
         for item in blk.items:
-            if isinstance(item, Block):
-                walk(item, keys, fp)
-            elif isinstance(item, Statement) and keys and not item.is_label:
-                hit = _REBOUND.get((item.operands, item.guard, fp))
-                if hit is None:
-                    hit = _REBOUND[(item.operands, item.guard, fp)] = _rebind(item, keys)
-                item.guard, item.operands = hit
+            t = type(item)
+            if t is Statement:
+                if (keys or shadow) and not item.is_label:
+                    hit = _REBOUND.get((item.operands, item.guard, fp))
+                    if hit is None:
+                        hit = _REBOUND[(item.operands, item.guard, fp)] = \
+                            _rebind(item, keys, shadow)
+                    item.guard, item.operands = hit
+            elif t is Block:
+                walk(item, keys, shadow)
+            elif t is Decl and item.space == ".reg":
+                if tag:
+                    keys = {**keys, **{n: n + tag for n in item.names()}}
+                    if _shadows_special(item):
+                        shadow = shadow + ((item.name, item.count, tag),)
+                elif _shadows_special(item):
+                    shadow = shadow + ((item.name, item.count, ""),)
+                fp = (tuple(sorted(keys.items())), shadow)
 
     walk(fn.body, {}, ())
 
 
-def _has_nested_regs(body: Block) -> bool:
+def _needs_binding(body: Block) -> bool:
+    """A nested block declares registers, or the body declares a special register's name."""
+    if any(_shadows_special(d) for d in declared_registers(body)):
+        return True
     stack = [i for i in body.items if isinstance(i, Block)]
     while stack:
         blk = stack.pop()
@@ -99,44 +138,110 @@ def _has_nested_regs(body: Block) -> bool:
     return False
 
 
-def _rebind(st: Statement, keys: dict) -> tuple:
+def _declares(entry: tuple, name: str) -> bool:
+    base, n, _tag = entry
+    if n is None:
+        return name == base
+    tail = name[len(base):]
+    return name.startswith(base) and tail.isdigit() and int(tail) < n and \
+        (tail == "0" or tail[0] != "0")
+
+
+def _shadowing(name: str, shadow: tuple) -> Optional[Reg]:
+    """The ordinary register a special register's `name` denotes under the declarations
+    `shadow` (innermost last), or None when none of them declares it."""
+    for entry in reversed(shadow):
+        if _declares(entry, name):
+            tag = entry[2]
+            return Reg(name, False, name + tag if tag else None)
+    return None
+
+
+def _rebind(st: Statement, keys: dict, shadow: tuple) -> tuple:
     """(guard, operands) of `st` with scoped registers keyed."""
     g = st.guard
-    if g is not None and not g.reg.special and g.reg.name in keys:
-        g = Guard(_bound(g.reg, keys), g.negated)
-    return g, tuple(_bind_op(op, keys) for op in st.operands)
+    if g is not None:
+        r = _bound(g.reg, keys, shadow)
+        if r is not g.reg and type(r) is Reg:
+            g = Guard(r, g.negated)
+    return g, tuple(_bind_op(op, keys, shadow) for op in st.operands)
 
 
-def _bound(r: Reg, keys: dict) -> Reg:
-    key = keys.get(r.name) if not r.special else None
-    return r if key is None else Reg(r.name, r.special, key)
+def _bound(r: Reg, keys: dict, shadow: tuple):
+    """`r` bound to its declaration: a keyed Reg, an ordinary Reg for a shadowed special
+    name, an Element of a declared vector for `%tid.x` under `.reg .v4 .b32 %tid`, or `r`."""
+    if r.special:
+        if not shadow:
+            return r
+        hit = _shadowing(r.name, shadow)
+        if hit is not None:
+            return hit
+        base, dot, elem = r.name.rpartition(".")
+        if dot:
+            hit = _shadowing(base, shadow)
+            if hit is not None:
+                return Element(hit, elem)
+        return r
+    key = keys.get(r.name)
+    return r if key is None else Reg(r.name, False, key)
 
 
-def _bind_op(op, keys: dict):
+def _reg_of(op, keys: dict, shadow: tuple):
+    """A Reg slot (an address base, a negation, an element's vector) bound: stays a Reg."""
+    r = _bound(op, keys, shadow)
+    return r if type(r) is Reg else op
+
+
+def _bind_op(op, keys: dict, shadow: tuple):
     t = type(op)
     if t is Reg:
-        return _bound(op, keys)
+        return _bound(op, keys, shadow)
     if t is Vector:
-        return Vector(tuple(_bind_op(i, keys) for i in op.items))
+        return Vector(tuple(_bind_op(i, keys, shadow) for i in op.items))
     if t is ParenList:
-        return ParenList(tuple(_bind_op(i, keys) for i in op.items))
+        return ParenList(tuple(_bind_op(i, keys, shadow) for i in op.items))
     if t is PredPair:
-        return PredPair(_bind_op(op.first, keys), _bind_op(op.second, keys))
+        return PredPair(_bind_op(op.first, keys, shadow), _bind_op(op.second, keys, shadow))
     if t is Negated:
-        return Negated(_bound(op.reg, keys))
+        return Negated(_reg_of(op.reg, keys, shadow))
     if t is Element:
-        return Element(_bound(op.reg, keys), op.elem)
+        return Element(_reg_of(op.reg, keys, shadow), op.elem)
     if t is Offset:
-        base = _bound(op.base, keys) if type(op.base) is Reg else op.base
+        base = _reg_of(op.base, keys, shadow) if type(op.base) is Reg else op.base
         return Offset(base, op.offset, op.text)
     if t is Address:
-        base = _bound(op.base, keys) if type(op.base) is Reg else op.base
-        return Address(base, op.offset, tuple(_bind_op(i, keys) for i in op.extra))
-    if t is Element:
-        return Element(_bound(op.reg, keys), op.elem)
-    if t is Offset and type(op.base) is Reg:
-        return Offset(_bound(op.base, keys), op.offset, op.text)
+        base = _reg_of(op.base, keys, shadow) if type(op.base) is Reg else op.base
+        return Address(base, op.offset, tuple(_bind_op(i, keys, shadow) for i in op.extra))
     return op
+
+
+def shadows_at(fn: Function, st: Statement) -> tuple:
+    """The declarations of special registers' names in force at statement `st` (outermost
+    first), for text spliced in there: `.reg .b32 %smid;` above a cut makes the call
+    text's `%smid` the kernel's variable."""
+    chain = []
+    blk = st.block
+    while blk is not None:
+        chain.append(blk)
+        blk = blk.parent
+    tags = {id(b): f"{SEP}B{k}" for k, b in enumerate(scope_blocks(fn), 1)}
+    out = []
+    for blk in reversed(chain):
+        tag = "" if blk is fn.body else tags.get(id(blk), "")
+        for d in declared_registers(blk):
+            if d.start < st.start and _shadows_special(d):
+                out.append((d.name, d.count, tag))
+    return tuple(out)
+
+
+def bind_outer(fn: Function, shadow: tuple) -> None:
+    """Bind the special-register names of `fn` (a splice text's wrapper) that the
+    declarations `shadow` (from `shadows_at`) make ordinary registers."""
+    if not shadow:
+        return
+    for st in fn.statements:
+        if not st.is_label:
+            st.guard, st.operands = _rebind(st, {}, shadow)
 
 
 def scope_blocks(fn: Function) -> list:

@@ -7,13 +7,15 @@ address (4-byte words; `.param` keyed by (name, offset)). Its semantics are writ
 the PTX ISA, independently of rrsplice's def/use tables: it is the ground truth the
 outlined body is compared against. Anything outside the subset raises `Unsupported`, so
 the oracle never silently compares a program the interpreter does not understand.
+A vector register (`.reg .v2 .b32 %v`) is its elements, `%v.x`, `%v.y`, ...: an element
+operand names one, and a `.v2`/`.v4` load or store of the whole register moves them all.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from rrsplice.model import Address, Imm, Negated, Reg, Symbol, Vector
+from rrsplice.model import Address, Element, Imm, Negated, Reg, Symbol, Vector
 
 
 class Unsupported(Exception):
@@ -69,6 +71,11 @@ class Machine:
                 if op.name not in self.regs:
                     raise KeyError(f"{op.name} read before any write")
                 v = self.regs[op.name]
+        elif isinstance(op, Element) and not op.reg.special:
+            name = f"{op.reg.name}.{op.elem}"
+            if name not in self.regs:
+                raise KeyError(f"{name} read before any write")
+            v = self.regs[name]
         elif isinstance(op, Symbol):
             if op.name not in self.symbols:
                 raise Unsupported(f"symbol {op.name}")
@@ -86,6 +93,9 @@ class Machine:
         return bool(self.regs[reg.name])
 
     def write(self, op, v: int, width: int) -> None:
+        if isinstance(op, Element) and not op.reg.special:
+            self.regs[f"{op.reg.name}.{op.elem}"] = v & ((1 << width) - 1)
+            return
         if not isinstance(op, Reg) or op.special:
             raise Unsupported(f"destination {op!r}")
         self.regs[op.name] = v & ((1 << width) - 1)
@@ -167,14 +177,27 @@ def run(fn, machine: Machine, first: int = 1, last: int = None, max_steps: int =
     return "exit"
 
 
+def _parts(op, mods):
+    """The element operands a vector load/store moves (`{%a, %b}`, or a vector register's
+    `%v.x`, `%v.y`, ...), or None for a scalar one."""
+    if isinstance(op, Vector):
+        return list(op.items)
+    n = 2 if "v2" in mods else 4 if "v4" in mods else 0
+    if n and isinstance(op, Reg) and not op.special:
+        return [Element(op, "xyzw"[k]) for k in range(n)]
+    return None
+
+
 def _execute(st, base, mods, ops, m: Machine) -> None:
     if base in ("ld", "ldu"):
         w, _, _ = _type(mods)
         space = _space(mods)
         sp, key = m.address(ops[1], space)
-        if isinstance(ops[0], Vector):
-            for k, r in enumerate(ops[0].items):
-                kk = (key[0], key[1] + 4 * k) if sp == "param" else key + 4 * k
+        step = 8 if w == 64 else 4
+        parts = _parts(ops[0], mods)
+        if parts is not None:
+            for k, r in enumerate(parts):
+                kk = (key[0], key[1] + step * k) if sp == "param" else key + step * k
                 m.write(r, m.load(sp, kk, w), w)
         else:
             m.write(ops[0], m.load(sp, key, w), w)
@@ -183,9 +206,11 @@ def _execute(st, base, mods, ops, m: Machine) -> None:
         w, _, _ = _type(mods)
         space = _space(mods)
         sp, key = m.address(ops[0], space)
-        if isinstance(ops[1], Vector):
-            for k, r in enumerate(ops[1].items):
-                kk = (key[0], key[1] + 4 * k) if sp == "param" else key + 4 * k
+        step = 8 if w == 64 else 4
+        parts = _parts(ops[1], mods)
+        if parts is not None:
+            for k, r in enumerate(parts):
+                kk = (key[0], key[1] + step * k) if sp == "param" else key + step * k
                 m.store(sp, kk, m.value(r, w), w)
         else:
             m.store(sp, key, m.value(ops[1], w), w)

@@ -8,6 +8,7 @@ from typing import Optional
 
 from ..model import Function, ParenList, Reg, Statement, Symbol
 from .report import Report
+from ..scopes import bind_outer, shadows_at
 from .source import _TYPE_SIZE, _function_decl, _short
 from .text import SpliceText, _strip_comments, parse_splice_text, special_operand_uses
 
@@ -23,6 +24,8 @@ def _check_splice_text(rep: Report, text: Optional[str], extern: Optional[str],
     if sp.error:
         rep.add("error", "call-parse", sp.error)
         return sp
+    if sp.fn is not None and rng is not None:
+        bind_outer(sp.fn, shadows_at(fn, fn.statement(rng.first)))
     if sp.escape:
         rep.add("error", "splice-escapes", sp.escape)
     # registers: declared by the text itself, or by the function; special ones are fine
@@ -68,6 +71,7 @@ def _check_splice_text(rep: Report, text: Optional[str], extern: Optional[str],
                 f"operand of `{st.opcode}`: ptxas rejects this (\"Special register argument "
                 f"not allowed\"), ZLUDA accepts it; read it with `mov.u32 %r, {r}` first: "
                 f"`{st.text.strip()}`", registers=[r])
+    _check_vector_moves(rep, sp, fn, what)
     rep.facts.passed = passed
     rep.facts.returned = returned
     calls = sp.calls
@@ -92,6 +96,30 @@ def _check_splice_text(rep: Report, text: Optional[str], extern: Optional[str],
         rep.add("warning", "call-args", f"CALLEE is {callee_const} but the call text calls "
                 + ", ".join(callees))
     return sp
+
+
+def _check_vector_moves(rep: Report, sp: SpliceText, fn: Function, what: str) -> None:
+    """A load or store of a whole vector register (`.reg .v2 .b32 %v`) must say its width
+    (`st.param.v2.b32 [p], %v`): ptxas rejects `st.param.b32 [p], %v` ("Argument vector
+    size mismatch")."""
+    m = rep.target.module
+    for st in sp.statements:
+        if st.base not in ("ld", "ldu", "st") or len(st.operands) < 2:
+            continue
+        data = st.operands[1] if st.base == "st" else st.operands[0]
+        if type(data) is not Reg or data.special:
+            continue
+        d = sp.local_decl(data.name) or _function_decl(fn, m, data.name)
+        want = d.vector.lstrip(".") if d is not None and d.vector else None
+        have = next((x for x in st.modifiers if x in ("v2", "v4", "v8")), None)
+        if want != have:
+            rep.add("error", "call-types", f"{what} moves {data.name}, "
+                    + (f"a .{want} vector register, " if want else "a scalar register, ")
+                    + f"with `{st.opcode}`"
+                    + (f": ptxas rejects it (\"Argument vector size mismatch\"); write "
+                       f"`.{want}` into the opcode or move its elements" if want else
+                       f": ptxas rejects a .{have} move of one register"),
+                    registers=[data.name])
 
 
 def _callee(st: Statement) -> Optional[str]:

@@ -170,40 +170,25 @@ def _check_control(rep: Report, fn: Function, rng: StatementRange,
     front of it) or to labels the splice text dispatches to after its call. A branch from
     outside to the region's first statement (its head label) is an entry only when the
     splice text keeps that label: the cut removes it from the kernel."""
-    from ..exits import branch_labels, return_labels
-    back = return_labels(fn, rng)
-    cfg = _analyze(rep, fn).cfg
+    from ..regions import region_of
+    region = region_of(_analyze(rep, fn), rng, dispatched)
     stmts = fn.statements
-    seen_entry = set()
-    for b in cfg.blocks:
-        src = b.last
-        for s in b.succs:
-            dst = cfg.blocks[s].first
-            inside_src, inside_dst = src in rng, dst in rng
-            head = dst == rng.first and stmts[dst - 1].is_label and \
-                stmts[dst - 1].label in branch_labels(stmts[src - 1])
-            if head and not inside_src and stmts[dst - 1].label not in kept:
-                st, lab = stmts[src - 1], stmts[dst - 1]
-                rep.add("error", "label-entry", f"{st.sid} `{st.text.strip()}` branches to "
-                        f"{lab.label} (line {lab.line}), the region's first statement, which "
-                        f"the cut removes: the splice text must begin with `{lab.label}:`",
-                        st=st)
-            if not inside_src and inside_dst and dst != rng.first:
-                st, lab = stmts[src - 1], stmts[dst - 1]
-                key = (src, dst)
-                if key not in seen_entry:
-                    seen_entry.add(key)
-                    rep.add("error", "label-entry", f"{lab.sid} ({lab.label or lab.opcode}, "
-                            f"line {lab.line}) inside the region is targeted from outside it "
-                            f"by {st.sid}: `{st.text.strip()}`", st=st)
-            if inside_src and not inside_dst and dst != rng.last + 1:
-                st, to = stmts[src - 1], stmts[dst - 1]
-                if to.is_label and (to.label in back or to.label in dispatched):
-                    continue
-                rep.add("error", "branch-exit", f"{st.sid} `{st.text.strip()}` leaves the "
-                        f"region to {to.sid} ({to.label or to.opcode}, line {to.line}), which "
-                        f"is neither the statement after the region nor a label the splice "
-                        f"text dispatches to on the callee's exit index", st=st)
+    for e in region.edges:
+        st, to = stmts[e.source - 1], stmts[e.target - 1]
+        if e.kind == "head" and to.label not in kept:
+            rep.add("error", "label-entry", f"{st.sid} `{st.text.strip()}` branches to "
+                    f"{to.label} (line {to.line}), the region's first statement, which "
+                    f"the cut removes: the splice text must begin with `{to.label}:`",
+                    st=st)
+        elif e.kind == "side":
+            rep.add("error", "label-entry", f"{to.sid} ({to.label or to.opcode}, "
+                    f"line {to.line}) inside the region is targeted from outside it "
+                    f"by {st.sid}: `{st.text.strip()}`", st=st)
+        elif e.kind == "stray":
+            rep.add("error", "branch-exit", f"{st.sid} `{st.text.strip()}` leaves the "
+                    f"region to {to.sid} ({to.label or to.opcode}, line {to.line}), which "
+                    f"is neither the statement after the region nor a label the splice "
+                    f"text dispatches to on the callee's exit index", st=st)
     counts: dict = {}
     for i in range(rng.first, rng.last + 1):
         st = stmts[i - 1]

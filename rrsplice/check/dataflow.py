@@ -6,6 +6,7 @@ from __future__ import annotations
 import re
 
 from ..model import Function
+from ..regions import region_of
 from ..select import StatementRange
 from .analysis import _analyze, _memo
 from .race import _check_shared_base
@@ -36,8 +37,9 @@ def _check_dataflow(rep: Report, fn: Function, rng: StatementRange, sp: SpliceTe
     stmts = fn.statements
     passed = list(rep.facts.passed or [])
     returned = list(rep.facts.returned or [])
-    live_in = list(fa.range_live_in(rng))
-    live_out = list(fa.range_live_out(rng))
+    region = region_of(fa, rng)
+    live_in = list(region.live_in)
+    live_out = list(region.live_out)
     rep.facts.live_in = live_in
     rep.facts.live_out = live_out
     _check_scoped_crossing(rep, fa, rng)

@@ -12,7 +12,7 @@ from ..errors import RRSpliceError
 from ..model import Function, Module, Reg
 from ..rewrite import plan_rewrites
 from ..select import StatementRange
-from ..scopes import is_scoped
+from ..scopes import is_scoped, shadows_at
 from ..semantics import def_use, sort_registers
 from .assemble import BodyParts, assemble, module_header
 from .callsite import parse_call
@@ -87,7 +87,8 @@ def _context(module: Module, fn: Function, rng: StatementRange, call_text: str,
     """Parse the call text (in the kernel module's header, so its types read the same) and
     find the region's text; fresh names avoid every register the kernel and the call text
     declare, and the `.shared` arrays the call passes are known before any rewrite."""
-    site = parse_call(call_text, extern_text, module_header(module))
+    site = parse_call(call_text, extern_text, module_header(module),
+                      shadows_at(fn, fn.statement(rng.first)))
     text = module.text
     start, end = region_span(module, fn, rng, lines)
     a_line = text.count("\n", 0, start) + 1
@@ -142,11 +143,11 @@ def _live_in(ctx: OutlineContext, live_at_exit: set, exit_of: dict) -> tuple:
     params_by_reg = ctx.site.passed_registers()
     kernel_types = ctx.values.kernel_types
     scoped_names = {d.name for blk in _iter_blocks(fn.body) for d in blk.decls}
-    needs = region_needs(fn, rng, live_at_exit, frozenset(exit_of))
+    needs = region_needs(fn, rng, live_at_exit, frozenset(exit_of), ctx.reach().fa)
     missing = [r for r in sort_registers(needs) if r not in params_by_reg]
     recomputed: list = []
     recompute_idx: set = set()
-    reach = ctx.reach() if missing else None
+    reach = ctx.reach()
     for reg in missing:
         if is_scoped(reg) or reg in scoped_names and not kernel_types(reg):
             continue      # a block-scoped register: its block comes with the region
@@ -172,7 +173,11 @@ def _parameter_loads(ctx: OutlineContext, recompute_sts: list) -> tuple:
         if not regs:
             continue
         p = ext_params[pv.index]
-        if pv.statement is not site.call:
+        if pv.pred:            # passed as 1/0: the predicate is `!= 0`
+            tmp = ctx.values.names.new(32)
+            loads.append((f"\tld.param.b32 {tmp}, [{p.name}+{pv.offset}];\n"
+                          f"\tsetp.ne.b32 {pv.value}, {tmp}, 0;", regs))
+        elif pv.statement is not site.call:
             op = pv.statement.opcode.replace("st.param", "ld.param", 1)
             loads.append((f"\t{op} {pv.value}, [{p.name}+{pv.offset}];", regs))
         elif isinstance(pv.value, Reg) and p.type and not p.dims:

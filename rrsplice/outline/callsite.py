@@ -9,6 +9,7 @@ from typing import Optional
 from ..errors import ParseError
 from ..model import Address, Function, Module, ParenList, Reg, Statement, Symbol
 from ..parser import parse
+from ..scopes import bind_outer
 from .common import OutlineError
 
 
@@ -30,6 +31,7 @@ class ParamValue:
     opcode: str                # "st.param.b32"
     value: object              # Reg | Imm | Vector
     statement: Statement
+    pred: bool = False         # `value` is a predicate the text passed as 1/0 (selp)
 
     @property
     def registers(self) -> list:
@@ -46,6 +48,7 @@ class ReadBack:
     statement: Statement
     ret_name: Optional[str] = None   # the extern's return parameter (param kind)
     offset: int = 0
+    pred: bool = False         # `registers` is a predicate read back as 1/0 (setp.ne)
 
 
 @dataclass
@@ -98,8 +101,11 @@ class CallSite:
         return out
 
 
-def parse_call(call_text: str, extern_text: str, header: str = "") -> CallSite:
-    """Read the call text (wrapped in a dummy function) against the extern declaration."""
+def parse_call(call_text: str, extern_text: str, header: str = "",
+               outer: tuple = ()) -> CallSite:
+    """Read the call text (wrapped in a dummy function) against the extern declaration;
+    `outer`: the kernel's declarations of special registers' names in force at the cut
+    (rrsplice.scopes.shadows_at), which make those names the kernel's registers."""
     from ..check.text import SNIPPET_HEADER, wrap_snippet
     header = header or SNIPPET_HEADER
     extern_text = extern_text.rstrip() + "\n"
@@ -114,6 +120,7 @@ def parse_call(call_text: str, extern_text: str, header: str = "") -> CallSite:
                                           opener=".func __rrsplice_call_site()\n{\n")
     mod = _parse_snippet(wrapped, "call text", body_first)
     fn = mod.functions[-1]
+    bind_outer(fn, outer)
     calls = [st for st in fn.statements if st.base == "call"]
     mine = [st for st in calls if _callee(st) == ext.name]
     if len(mine) != 1:
@@ -158,11 +165,76 @@ def parse_call(call_text: str, extern_text: str, header: str = "") -> CallSite:
                 site.readbacks.append(rb)
             else:
                 site.post.append(st)
+    _predicates(site)
     filled = {pv.index for pv in site.params}
     for i, p in enumerate(ext.params):
         if i not in filled:
             site.notes.append(f"parameter {p.name} is never stored by the call text")
     return site
+
+
+def _predicates(site: CallSite) -> None:
+    """A predicate crosses a call as a 32-bit 1/0 (`rrsplice recipe new` writes this): the
+    text passes `selp.u32 %t, 1, 0, %p; st.param.b32 [a], %t;` and reads back with
+    `ld.param.b32 %t, [rv]; setp.ne.u32 %p, %t, 0;` through its own temporary %t. The
+    value that crosses is %p: the ParamValue and ReadBack name it (and say `pred`)."""
+    for pv in site.params:
+        v = pv.value
+        if pv.statement is site.call or type(v) is not Reg or v.special \
+                or _kernel_side(site, v.name):
+            continue
+        defs = [st for st in site.pre if st.index < pv.statement.index
+                and _writes(st, v.name)]
+        p = _pred_source(defs[-1]) if defs else None
+        if p is not None:
+            pv.value, pv.pred = p, True
+    for rb in site.readbacks:
+        if len(rb.registers) != 1 or _kernel_side(site, rb.registers[0]):
+            continue
+        t = rb.registers[0]
+        for st in site.post:
+            if st.index <= rb.statement.index or not _reads(st, t):
+                continue
+            p = _pred_target(st, t)
+            if p is not None and _kernel_side(site, p.name):
+                rb.registers, rb.pred = [p.name], True
+            break
+
+
+_ONE_ZERO = ("1", "0")
+
+
+def _pred_source(st: Statement) -> Optional[Reg]:
+    """%p of `selp.{b,u,s}32 %t, 1, 0, %p` (None for anything else)."""
+    ops = st.operands
+    if st.base == "selp" and st.guard is None and len(ops) == 4 and \
+            (str(ops[1]), str(ops[2])) == _ONE_ZERO and type(ops[3]) is Reg \
+            and not ops[3].special and st.modifiers in (("b32",), ("u32",), ("s32",)):
+        return ops[3]
+    return None
+
+
+def _pred_target(st: Statement, t: str) -> Optional[Reg]:
+    """%p of `setp.ne.{b,u,s}32 %p, %t, 0` (None for anything else)."""
+    ops = st.operands
+    if st.base == "setp" and st.guard is None and len(ops) == 3 and \
+            st.modifiers in (("ne", "b32"), ("ne", "u32"), ("ne", "s32")) and \
+            type(ops[0]) is Reg and type(ops[1]) is Reg and ops[1].name == t and \
+            str(ops[2]) == "0":
+        return ops[0]
+    return None
+
+
+def _writes(st: Statement, reg: str) -> bool:
+    from ..scopes import source_name
+    from ..semantics import def_use
+    return any(source_name(d) == reg for d in def_use(st).defs)
+
+
+def _reads(st: Statement, reg: str) -> bool:
+    from ..scopes import source_name
+    from ..semantics import def_use
+    return any(source_name(u) == reg for u in def_use(st).uses)
 
 
 def _callee(st: Statement) -> Optional[str]:

@@ -80,13 +80,17 @@ def _readback_code(site: CallSite, names: _Names, width_of, snapshot) -> tuple:
         mods = [m for m in st.modifiers if m not in ("nc", "ca", "cg", "cs", "lu", "cv",
                                                         "L1::no_allocate", "L1::evict_last")]
         opcode = ".".join(["st"] + mods)
+        value = st.operands[0]
+        if rb.pred:            # read back as 1/0
+            value = names.new(32)
+            lines.append(f"\tselp.b32 {value}, 1, 0, {rb.registers[0]};")
         if rb.kind == "param":
-            lines.append(f"\t{opcode} [{rb.ret_name}+{rb.offset}], {st.operands[0]};")
+            lines.append(f"\t{opcode} [{rb.ret_name}+{rb.offset}], {value};")
         else:
             addr = st.operands[1]
             base = rename.get(addr.base.name, addr.base.name)
             off = f"+{addr.offset}" if addr.offset > 0 else (str(addr.offset) if addr.offset else "+0")
-            lines.append(f"\t{opcode} [{base}{off}], {st.operands[0]};")
+            lines.append(f"\t{opcode} [{base}{off}], {value};")
     return lines, inputs
 
 
