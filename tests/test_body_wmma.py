@@ -399,3 +399,12 @@ def test_images_that_do_not_fit_in_lds_are_refused(tiny_p1):
     assert lds_bytes(plan) > LDS_LIMIT
     with pytest.raises(BodyError, match=r"98304 bytes of LDS for 32 warps"):
         wmma_program(plan)
+
+
+def test_same_recipe_same_bytes(tiny_p1, tmp_path):
+    (tmp_path / "a").mkdir()
+    (tmp_path / "b").mkdir()
+    a = new_body(tiny_p1, "hip", tmp_path / "a" / "b.hip")
+    b = new_body(tiny_p1, "hip", tmp_path / "b" / "b.hip")
+    assert a.body.read_bytes() == b.body.read_bytes()
+    assert a.header.read_bytes() == b.header.read_bytes()
