@@ -79,7 +79,7 @@ def test_a_rewrite_function_that_patches_rrsplice_cannot_pass_a_failing_cut(tmp_
                 "    return guard + op + ' ' + ', '.join(ops) + ';'\n"
                 "def recipe():\n"
                 f"    d = {FAILING}\n"
-                "    d['rewrites'] = [dict(opcode='add.s32', replace=rule)]  # s36-s40: after the cut\n"
+                "    d['rewrites'] = [dict(opcode='add.s32', replace=rule)]\n"  # after the cut
                 "    return d\n")
     res = cli("apply", r, "--corpus", tmp_path, "-o", tmp_path / "o.ptx")
     assert res.returncode == 1, (res.stdout, res.stderr)
@@ -123,7 +123,7 @@ def test_fork_in_a_recipe_does_not_run_the_command_twice(tmp_path):
 
 
 def test_chdir_in_a_recipe_does_not_move_relative_paths(tmp_path):
-    r = project(tmp_path, "import os\ndef recipe():\n    os.chdir('/')\n"
+    project(tmp_path, "import os\ndef recipe():\n    os.chdir('/')\n"
                 "    return dict(file='m.ptx')\n")
     res = cli("apply", "r.py", "--corpus", ".", "-o", "o.ptx", cwd=tmp_path)
     assert res.returncode == 0, res.stderr
