@@ -20,18 +20,16 @@ Values are encoded as JSON with tags, so tuples, dicts and functions survive the
 a float that is not finite), which rrsplice reports as a value of the wrong type.
 """
 
-import hashlib
 import json
 import math
 import os
-import re
 import sys
-import traceback
 
 DEBUG_ENV = "D4R_RRSWIN_DEBUG"
 MAX_DEPTH = 64
 INT_LIMIT = 2 ** 63
-CONSTANT = re.compile(r"^[A-Z][A-Z0-9_]*$")
+UPPER = frozenset("ABCDEFGHIJKLMNOPQRSTUVWXYZ")
+NAME_CHARS = UPPER | frozenset("0123456789_")
 PID = os.getpid()
 FUNCTIONS = {}                  # id -> callable, for `call` / `map`
 
@@ -80,8 +78,14 @@ def encode(v, depth=0):
     return _opaque(v)
 
 
+def _constant(name):
+    """An upper-case module name (`A_REGS`): the constants rrsplice reads."""
+    return name[:1] in UPPER and all(c in NAME_CHARS for c in name)
+
+
 def _summary(exc, path):
     """`TypeError: ...` plus the last line of the recipe file involved, if any."""
+    import traceback
     where = ""
     for fr in reversed(traceback.extract_tb(exc.__traceback__)):
         try:
@@ -121,9 +125,8 @@ def _load(req):
     debug = req.get("debug")
     if debug is not None:
         os.environ[DEBUG_ENV] = debug
-    digest = hashlib.sha1(path.encode("utf-8", "surrogatepass")).hexdigest()[:10]
-    stem = re.sub(r"\W", "_", os.path.splitext(os.path.basename(path))[0])
-    modname = f"_rrsplice_recipe_{stem}_{digest}"
+    stem = os.path.splitext(os.path.basename(path))[0]
+    modname = "_rrsplice_recipe_" + "".join(c if c.isalnum() else "_" for c in stem)
     spec = importlib.util.spec_from_file_location(modname, path)
     if spec is None or spec.loader is None:
         return {"ok": False, "error": "cannot be imported as a Python module (is it a .py "
@@ -161,7 +164,7 @@ def _load(req):
         reply["debug_env"] = None
     attrs = []
     for name, v in list(dict.items(mod.__dict__)):
-        if type(name) is str and (CONSTANT.match(name) or name == "debug_block"):
+        if type(name) is str and (_constant(name) or name == "debug_block"):
             attrs.append([name, encode(v)])
     doc = mod.__dict__.get("__doc__")
     reply["doc"] = doc if type(doc) is str else None
