@@ -193,8 +193,7 @@ class Runner:
         try:
             self.proc = subprocess.Popen(
                 [exe, "-I", str(RUNNER)], stdin=subprocess.PIPE, stdout=subprocess.PIPE,
-                stderr=None, env=env, close_fds=True, start_new_session=True,
-                cwd=os.getcwd())
+                stderr=None, env=env, close_fds=True, start_new_session=True)
         except OSError as exc:
             raise ProcessFailure(f"cannot start the recipe process: {exc}") from None
         self._finalizer = weakref.finalize(self, _kill, self.proc, self.owner)
