@@ -1,6 +1,8 @@
-"""Recipe modules: import by path, call `recipe()`, normalise the result, find the PTX module.
+"""Recipe modules: load by path, call `recipe()`, normalise the result, find the PTX module.
 
 A recipe is the users' own, self-contained Python module (it imports nothing from rrsplice).
+It runs in a process of its own (:mod:`rrsplice.recipe_process`); only plain data comes
+back, so nothing a recipe does can change rrsplice's verdict or exit code.
 `recipe()` returns one of these dicts, all accepted unchanged:
 
 =================  =========================================================================

@@ -2,7 +2,7 @@
 
 A recipe is the user's Python: it could exit (``os._exit(0)``, ``atexit``), patch rrsplice's
 modules, print over ``--json`` output, fork, start threads or change directory. So rrsplice
-never imports it: :func:`load` starts ``python -I rrsplice/recipe_runner.py`` (no
+never imports it: :func:`load` starts ``python -I -B rrsplice/recipe_runner.py`` (no
 ``PYTHONPATH``, no user site), sends it the recipe's path, and reads back ``recipe()``'s
 result, the module's constants and ``stages()`` as JSON (never pickle). The runner's
 stdout is the error stream, its stdin ``/dev/null``; it runs in a session of its own and is
@@ -192,7 +192,7 @@ class Runner:
         self.lock = threading.Lock()
         try:
             self.proc = subprocess.Popen(
-                [exe, "-I", str(RUNNER)], stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                [exe, "-I", "-B", str(RUNNER)], stdin=subprocess.PIPE, stdout=subprocess.PIPE,
                 stderr=None, env=env, close_fds=True, start_new_session=True)
         except OSError as exc:
             raise ProcessFailure(f"cannot start the recipe process: {exc}") from None
