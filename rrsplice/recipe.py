@@ -1,6 +1,8 @@
-"""Recipe modules: import by path, call `recipe()`, normalise the result, find the PTX module.
+"""Recipe modules: load by path, call `recipe()`, normalise the result, find the PTX module.
 
 A recipe is the users' own, self-contained Python module (it imports nothing from rrsplice).
+It runs in a process of its own (:mod:`rrsplice.recipe_process`); only plain data comes
+back, so nothing a recipe does can change rrsplice's verdict or exit code.
 `recipe()` returns one of these dicts, all accepted unchanged:
 
 =================  =========================================================================
@@ -41,14 +43,10 @@ module that is missing or lacks the entry is an error unless ``ANY_MODULE = True
 from __future__ import annotations
 
 import contextlib
-import hashlib
-import importlib.util
-import itertools
 import os
 import re
 import sys
 import traceback
-from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Optional
@@ -99,7 +97,7 @@ class ModuleNotFound(RecipeError):
 class Recipe:
     """A loaded, normalised recipe."""
     path: Path
-    module: Any                      # the imported Python module
+    module: Any                      # a RecipeModule: the recipe module's data
     raw: dict                        # what recipe() returned
     form: str                        # a key of FORMS
     file: str                        # the PTX module's name (as the recipe gave it)
@@ -123,6 +121,7 @@ class Recipe:
     rewrites: list = field(default_factory=list)   # the recipe's own rules (dicts)
     entries: Optional[str] = None    # family pattern: entry names the recipe applies to
     debug_env: Optional[str] = None  # the D4R_RRSWIN_DEBUG value recipe() was called with
+    runner: Any = field(default=None, repr=False, compare=False)  # the recipe's process
 
     @property
     def name(self) -> str:
@@ -173,26 +172,27 @@ class Recipe:
         return out
 
 
-# ------------------------------------------------------------------ importing
+# ------------------------------------------------------------------ loading
 
-_counter = itertools.count()
+class RecipeModule:
+    """What rrsplice knows of a recipe's module: its docstring, its constants (upper-case
+    names) and ``debug_block``, decoded from the recipe's own process, plus ``stages`` when
+    it defines one (the table ``stages()`` returned there, or the error it raised). Plain
+    data only: nothing here runs the recipe's code except a :class:`RemoteFunction`, which
+    runs it in that process."""
 
+    def __init__(self, path, doc: Optional[str], attrs: dict, bad: dict, stages=None):
+        self.__dict__.update(attrs)
+        self.__doc__ = doc
+        self._bad = bad
+        if stages is not None:
+            self.stages = stages
 
-@contextmanager
-def _env(name: str, value: Optional[str]):
-    """Set (or, with a value of None, leave alone) an environment variable for a while."""
-    if value is None:
-        yield
-        return
-    old = os.environ.get(name)
-    os.environ[name] = value
-    try:
-        yield
-    finally:
-        if old is None:
-            os.environ.pop(name, None)
-        else:
-            os.environ[name] = old
+    def __getattr__(self, name):
+        bad = self.__dict__.get("_bad", {})
+        if name in bad:
+            raise bad[name]
+        raise AttributeError(name)
 
 
 def _exc_summary(exc: BaseException, path: Path) -> str:
@@ -215,6 +215,7 @@ _SAFE_NAME = re.compile(r"[^/\\\x00]+")
 def check_stage_name(path, name: str, key: str = "stages") -> str:
     """A debug-stage (or layer) name becomes part of an output file name: no path
     separators, no `..`, no NUL, so no output lands outside `out/`."""
+    check_text(path, key, name)
     if not _SAFE_NAME.fullmatch(name) or ".." in name or name.strip(". ") == "":
         raise RecipeError(path, f"stage name {name!r} may not contain '/', '\\', '..' or "
                           "NUL (it names an output file)", key)
@@ -222,67 +223,139 @@ def check_stage_name(path, name: str, key: str = "stages") -> str:
 
 
 def call_user(path, key: str, what: str, fn, *args):
-    """Run the recipe's own code `fn(*args)`: whatever it raises (SystemExit and
-    KeyboardInterrupt included) becomes a RecipeError naming the recipe, so no recipe can
-    end rrsplice early and fake a result; what it prints goes to stderr, so `--json` output
-    stays one JSON document."""
+    """Call the recipe's function `fn(*args)` (a RemoteFunction: it runs in the recipe's
+    own process) and return its plain-data result; whatever goes wrong there (an exception,
+    an exit, the process ending) becomes a RecipeError naming the recipe."""
+    from .recipe_process import ProcessFailure, RemoteFunction
     try:
+        if isinstance(fn, RemoteFunction):
+            return fn.call(what, *args)
         with contextlib.redirect_stdout(sys.stderr):
             return fn(*args)
     except RecipeError:
         raise
+    except ProcessFailure as exc:
+        raise RecipeError(path, exc.message, key) from None
     except BaseException as exc:  # noqa: BLE001 - users' code, any exit included
         raise RecipeError(path, f"{what} raised {_exc_summary(exc, path)}", key) from None
 
 
-def import_recipe(path) -> Any:
-    """Import the recipe file under a unique module name (two recipes with the same file
-    name never share a module)."""
+def _bad_text(v, depth: int = 0) -> Optional[str]:
+    """Why plain data `v` holds a string that is not text (a lone surrogate), or None."""
+    if isinstance(v, str):
+        try:
+            v.encode("utf-8")
+        except UnicodeEncodeError as exc:
+            return (f"not valid text: character {exc.start} is {ascii(v[exc.start])} "
+                    f"({exc.reason})")
+        return None
+    if depth > 80:
+        return None
+    if isinstance(v, (list, tuple)):
+        items = v
+    elif isinstance(v, dict):
+        items = [x for kv in v.items() for x in kv]
+    else:
+        return None
+    for x in items:
+        why = _bad_text(x, depth + 1)
+        if why:
+            return why
+    return None
+
+
+def _decode_module(path: Path, reply: dict, runner) -> tuple:
+    """(module data, recipe() result, $D4R_RRSWIN_DEBUG after recipe()), from the
+    runner's reply."""
+    from .recipe_process import ProcessFailure, decode
+    try:
+        raw = decode(reply.get("raw"), runner)
+        attrs, bad = {}, {}
+        pairs = reply.get("attrs")
+        if not isinstance(pairs, list):
+            raise ProcessFailure("the recipe process sent a malformed reply")
+        for pair in pairs:
+            if not (isinstance(pair, list) and len(pair) == 2 and isinstance(pair[0], str)):
+                raise ProcessFailure("the recipe process sent a malformed reply")
+            name, value = pair[0], decode(pair[1], runner)
+            why = _bad_text(name) or _bad_text(value)
+            if why:
+                bad[name] = RecipeError(path, why, name)
+            else:
+                attrs[name] = value
+        doc = reply.get("doc")
+        doc = doc if isinstance(doc, str) and not _bad_text(doc) else None
+        stages = None
+        st = reply.get("stages")
+        if isinstance(st, dict):
+            if st.get("ok"):
+                table = decode(st.get("value"), runner)
+
+                def stages(table=table):
+                    return table
+            else:
+                err = RecipeError(path, st.get("error") if isinstance(st.get("error"), str)
+                                  else "stages() failed", "stages")
+
+                def stages(err=err):
+                    raise err
+        env = reply.get("debug_env")
+    except ProcessFailure as exc:
+        raise RecipeError(path, exc.message) from None
+    return RecipeModule(path, doc, attrs, bad, stages), raw, (env if isinstance(env, str)
+                                                             else None)
+
+
+def _holds_functions(v, depth: int = 0) -> bool:
+    from .recipe_process import RemoteFunction
+    if isinstance(v, RemoteFunction):
+        return True
+    if depth > 80:
+        return False
+    if isinstance(v, (list, tuple)):
+        return any(_holds_functions(x, depth + 1) for x in v)
+    if isinstance(v, dict):
+        return any(_holds_functions(x, depth + 1) for x in v.values())
+    return False
+
+
+def load_recipe(path, *, debug: Optional[str] = None) -> Recipe:
+    """Load the recipe at `path` in a process of its own (see :mod:`rrsplice.recipe_process`),
+    call its `recipe()` there and normalise the plain data it returns.
+
+    `debug`, when given, is put in `$D4R_RRSWIN_DEBUG` while the recipe is imported and
+    `recipe()` runs (recipes that read the variable return their debug form then).
+    """
     from .fsutil import InputError, read_input
+    from .recipe_process import ProcessFailure, load
     path = Path(path)
     try:            # a regular file: a FIFO, a loop or a too-long name is an error here
         read_input(path, what="recipe file")
     except InputError as exc:
         raise RecipeError(path, exc.message) from None
-    digest = hashlib.sha1(str(path.resolve()).encode()).hexdigest()[:10]
-    stem = re.sub(r"\W", "_", path.stem)
-    modname = f"_rrsplice_recipe_{stem}_{digest}_{next(_counter)}"
-    spec = importlib.util.spec_from_file_location(modname, path)
-    if spec is None or spec.loader is None:
-        raise RecipeError(path, "cannot be imported as a Python module (is it a .py file?)")
-    mod = importlib.util.module_from_spec(spec)
-    sys.modules[modname] = mod
+    if debug is not None:
+        check_text(path, "debug", debug)
     try:
-        with contextlib.redirect_stdout(sys.stderr):
-            spec.loader.exec_module(mod)
-    except SyntaxError as exc:
-        sys.modules.pop(modname, None)
-        raise RecipeError(path, f"does not import: SyntaxError: {exc.msg} "
-                          f"(line {exc.lineno})") from None
-    except BaseException as exc:  # noqa: BLE001 - users' code, any exit included
-        sys.modules.pop(modname, None)
-        raise RecipeError(path, f"does not import: {_exc_summary(exc, path)}") from None
-    return mod
-
-
-def load_recipe(path, *, debug: Optional[str] = None) -> Recipe:
-    """Import `path`, call its `recipe()` and normalise the result.
-
-    `debug`, when given, is put in `$D4R_RRSWIN_DEBUG` while the recipe is imported and
-    `recipe()` runs (recipes that read the variable return their debug form then).
-    """
-    path = Path(path)
-    with _env(DEBUG_ENV, debug):
-        mod = import_recipe(path)
-        fn = getattr(mod, "recipe", None)
-        if fn is None:
-            raise RecipeError(path, "defines no recipe() function", "recipe")
-        if not callable(fn):
-            raise RecipeError(path, "`recipe` is not a function", "recipe")
-        raw = call_user(path, "recipe", "recipe()", fn)
-        env_value = os.environ.get(DEBUG_ENV)
-    rec = normalise(path, mod, raw)
+        reply, runner = load(path, debug)
+    except ProcessFailure as exc:
+        raise RecipeError(path, exc.message, exc.key) from None
+    try:
+        mod, raw, env_value = _decode_module(path, reply, runner)
+        if isinstance(raw, dict):
+            for k, v in raw.items():
+                why = _bad_text(k) or _bad_text(v)
+                if why:
+                    raise RecipeError(path, why, k if isinstance(k, str) and not _bad_text(k)
+                                      else None)
+        rec = normalise(path, mod, raw)
+    except BaseException:
+        runner.close()
+        raise
     rec.debug_env = env_value
+    # a runner is kept only while something can call into it
+    if not (_holds_functions(raw) or _holds_functions(vars(mod))):
+        runner.close()
+    rec.runner = runner
     return rec
 
 

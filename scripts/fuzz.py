@@ -11,6 +11,9 @@ KIND:SEED`). Per case it checks:
 * parse (API): success round-trips byte-exactly, or a ParseError at name:line:col;
 * parse (CLI, one input in four): exit 0/1/2, no traceback, `--json` is one document;
 * recipes (CLI `check`/`apply`): exit 0/1/2 with a message, no traceback;
+* recipe pairs (`--noisy`): code in a recipe that prints to fd 1, forks, starts threads or
+  subprocesses, changes directory, registers exits or patches rrsplice gives the outcome of
+  the same recipe without it;
 * no hang: each case must finish within --timeout seconds + --timeout-per-mb seconds per
   MB of input (else it is killed): linear work fits, a quadratic path does not;
 * memory: the case process's peak RSS (from wait4) must stay under the RSS of the process
@@ -77,6 +80,10 @@ def _case(kind: str, seed: int, work: Path, started=lambda size: None) -> dict:
             except AssertionError as exc:
                 res["outcome"], res["detail"] = "cli-violation", f"{args}: {exc}"[:300]
         bad = fuzzing.unintended_writes(before, fuzzing.snapshot(work, skip=("cache",)), ())
+    elif kind == "noisy":
+        res["size"] = len(fuzzing.MODULE_TEXT)
+        started(res["size"])
+        res["outcome"], res["detail"], bad = _noisy(fuzzing, rnd, work)
     else:
         w = work / "w"
         w.mkdir()
@@ -97,6 +104,37 @@ def _case(kind: str, seed: int, work: Path, started=lambda size: None) -> dict:
     if bad:
         res["outcome"], res["detail"] = "unintended-write", ", ".join(bad)[:300]
     return res
+
+
+def _noisy(fuzzing, rnd, work: Path) -> tuple:
+    """A recipe with code that must not change the answer (fd-1 writes, subprocesses,
+    threads, fork, chdir, atexit exits, patches of rrsplice) and the same recipe without
+    it: same exit code, stdout and output bytes, or "answer-changed"."""
+    hostile, benign = fuzzing.noisy_recipe_pair(rnd)
+    args = rnd.choice([["check", "r.py", "--corpus", "."],
+                       ["check", "r.py", "--corpus", ".", "--json"],
+                       ["apply", "r.py", "--corpus", ".", "-o", "o.ptx"]])
+    got = []
+    for name, src in (("h", hostile), ("b", benign)):
+        w = work / name
+        w.mkdir()
+        (w / "m.ptx").write_bytes(fuzzing.MODULE_TEXT)
+        (w / "r.py").write_text(src)
+        code, out, err, exc = fuzzing.run_cli(args, w)
+        try:
+            fuzzing.check_cli_outcome(code, out, err, exc, args)
+        except AssertionError as e:
+            return "cli-violation", f"{args}: {e}"[:300], []
+        if args[0] == "apply":
+            out = "\n".join(ln for ln in out.splitlines() if not ln.startswith("wrote "))
+        written = (w / "o.ptx").read_bytes() if (w / "o.ptx").exists() else None
+        got.append((code, out.replace(str(w), "WORK"), written))
+        if (w / "m.ptx").read_bytes() != fuzzing.MODULE_TEXT:
+            return "unintended-write", str(w / "m.ptx"), []
+    if got[0] != got[1]:
+        return "answer-changed", f"{args}: exit {got[0][0]} vs {got[1][0]}", []
+    verdict = {0: "ok", 1: "findings", 2: "error"}.get(got[0][0], "?")
+    return "same-" + verdict, "", []
 
 
 def run_case(kind: str, seed: int, work: Path, base_kb: int, args) -> dict:
@@ -158,7 +196,8 @@ def run_case(kind: str, seed: int, work: Path, base_kb: int, args) -> dict:
 def campaign(args) -> dict:
     rnd = random.Random(args.seed)
     cases = [("input", rnd.randrange(2**32)) for _ in range(args.inputs)] + \
-            [("recipe", rnd.randrange(2**32)) for _ in range(args.recipes)]
+            [("recipe", rnd.randrange(2**32)) for _ in range(args.recipes)] + \
+            [("noisy", rnd.randrange(2**32)) for _ in range(args.noisy)]
     random.Random(args.seed + 1).shuffle(cases)
     if args.only_seed:
         k, s = args.only_seed.split(":")
@@ -213,11 +252,12 @@ def campaign(args) -> dict:
 
 
 BAD = {"violation", "cli-violation", "traceback", "hang", "memory", "crash",
-       "unintended-write"}
+       "unintended-write", "answer-changed"}
 
 
 def summary_table(s: dict) -> str:
-    kinds = {"input": "mutated PTX inputs", "recipe": "hostile recipes"}
+    kinds = {"input": "mutated PTX inputs", "recipe": "hostile recipes",
+             "noisy": "recipes with code that must not change the answer"}
     n = collections.Counter()
     for key, v in s["counts"].items():
         n[key.split("/")[0]] += v
@@ -229,7 +269,7 @@ def summary_table(s: dict) -> str:
     for key, v in s["counts"].items():
         kind, outcome = key.split("/", 1)
         lines.append(f"| {kinds.get(kind, kind)} | {outcome} | {v} |")
-    for kind in ("input", "recipe"):
+    for kind in ("input", "recipe", "noisy"):
         lines.append(f"| {kinds[kind]} | **total** | {n[kind]} |")
     if s["cli_on_inputs"]:
         lines.append("| mutated inputs also run through the CLI | "
@@ -250,6 +290,8 @@ def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--inputs", type=int, default=10000, help="mutated PTX inputs")
     ap.add_argument("--recipes", type=int, default=300, help="hostile recipes")
+    ap.add_argument("--noisy", type=int, default=0,
+                    help="recipe pairs: with and without code that must not change the answer")
     ap.add_argument("--seed", type=int, default=9)
     ap.add_argument("--timeout", type=float, default=20.0, help="hang bound per case (s)")
     ap.add_argument("--timeout-per-mb", type=float, default=5.0,

@@ -181,6 +181,11 @@ _BODIES = [
     "return 'dict(file=1)'",
     "return {k: v for k, v in d.items()}",
     "return recipe()",
+    "import os; os._exit(0)",
+    "import os, signal; os.kill(os.getpid(), signal.SIGKILL)",
+    "class D(dict):\n        def __iter__(self): raise RuntimeError\n    return D(d)",
+    "class P:\n        def __fspath__(self): raise ValueError\n    d['file'] = P(); return d",
+    "d['cut_call'] = (10**5000, 10**5000 + 1); return d",
 ]
 _MODULE_LEVEL = [
     "",
@@ -199,6 +204,10 @@ _MODULE_LEVEL = [
     "recipe = 5\n",
     "syntax error here(\n",
     "this_name_is_undefined\n",
+    "import atexit, os\natexit.register(os._exit, 0)\n",
+    "import os\nos.write(1, b'{\"ok\": true}\\n')\n",
+    "A_REGS = [object()]\nRET_REGS = 10**5000\n",
+    "def debug_block(regs):\n    import os; os._exit(0)\n",
 ]
 
 
@@ -228,6 +237,45 @@ def recipe_source(rnd) -> str:
     top = rnd.choice(_MODULE_LEVEL) if rnd.random() < 0.4 else ""
     return (top + "\n\ndef recipe():\n    d = {" + ", ".join(items) + "}\n    "
             + body.replace("; ", "\n    ") + "\n")
+
+
+# code that must not change rrsplice's answer: it runs in the recipe's own process, so the
+# outcome (exit code, stdout) is the same as without it
+NOISE = [
+    "import os\nos.write(1, b'{\"errors\": 0}\\n')\n",
+    "import subprocess\nsubprocess.run(['echo', '{}'])\n",
+    "import threading, time\nthreading.Thread(target=lambda: (time.sleep(0.2), "
+    "print('late'))).start()\n",
+    "import threading, time\nthreading.Thread(target=time.sleep, args=(30,)).start()\n",
+    "import os\nos.fork()\n",
+    "import os\nos.chdir('/')\n",
+    "import atexit, os\natexit.register(os._exit, 0)\n",
+    "import atexit, os\natexit.register(os._exit, 1)\n",
+    "import sys\nsys.stdout = sys.stderr = None\n",
+    "import sys\nsys.path.insert(0, {root!r})\nimport rrsplice.check.report as _r\n"
+    "_r.Report.ok = property(lambda self: True)\n_r.Report.errors = property(lambda s: [])\n",
+    "import sys\nsys.path.insert(0, {root!r})\nimport rrsplice.splice as _s\n"
+    "_s.apply = lambda *a, **k: None\n",
+]
+
+
+def noisy_recipe_pair(rnd) -> tuple[str, str]:
+    """(hostile, benign): one recipe of a random form for cfg_loops.ptx, with and without
+    random code (prints to fd 1, subprocesses, threads, fork, chdir, atexit exits, patches
+    of rrsplice) at import and in recipe(); both must give the same outcome."""
+    items = rnd.choice(_FORMS) + (["'cut_call': (93, 114)", "'call': '\\tcall.uni f, (%r1);'"]
+                                  if rnd.random() < 0.2 else [])
+    seen, keep = set(), []
+    for it in reversed(items):          # a later key wins, as in a dict display
+        k = it.split(":", 1)[0]
+        if k not in seen:
+            seen.add(k)
+            keep.append(it)
+    body = "    d = {" + ", ".join(reversed(keep)) + "}\n    return d\n"
+    top = "".join(rnd.sample(NOISE, rnd.randint(1, 3))).replace("{root!r}", repr(str(ROOT)))
+    inner = rnd.choice(NOISE).replace("{root!r}", repr(str(ROOT)))
+    inner = "".join("    " + ln + "\n" for ln in inner.splitlines())
+    return (top + "\n\ndef recipe():\n" + inner + body, "\n\ndef recipe():\n" + body)
 
 
 def recipe_args(rnd, work: Path) -> list[str]:

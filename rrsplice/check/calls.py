@@ -15,17 +15,22 @@ from .text import SpliceText, _strip_comments, parse_splice_text, special_operan
 
 def _check_splice_text(rep: Report, text: Optional[str], extern: Optional[str],
                        fn: Function, what: str, rng=None, closes: int = 0,
-                       need_call: bool = True) -> Optional[SpliceText]:
+                       need_call: bool = True, record: bool = True) -> Optional[SpliceText]:
+    """The checks of one splice text and its extern. `record=False` (a rewrite rule's
+    replacement) leaves the report's splice facts alone: they describe the form's own text."""
     if text is None:
         return None
     m = rep.target.module
     sp = parse_splice_text(text, extern, what=what, closes=closes)
-    rep.splice = sp
+    if record:
+        rep.splice = sp
     if sp.error:
         rep.add("error", "call-parse", sp.error)
         return sp
     if sp.fn is not None and rng is not None:
         bind_outer(sp.fn, shadows_at(fn, fn.statement(rng.first)))
+    for why in sp.extern_problems:
+        rep.add("error", "extern-text", why)
     if sp.escape:
         rep.add("error", "splice-escapes", sp.escape)
     # registers: declared by the text itself, or by the function; special ones are fine
@@ -72,8 +77,9 @@ def _check_splice_text(rep: Report, text: Optional[str], extern: Optional[str],
                 f"not allowed\"), ZLUDA accepts it; read it with `mov.u32 %r, {r}` first: "
                 f"`{st.text.strip()}`", registers=[r])
     _check_vector_moves(rep, sp, fn, what)
-    rep.facts.passed = passed
-    rep.facts.returned = returned
+    if record:
+        rep.facts.passed = passed
+        rep.facts.returned = returned
     calls = sp.calls
     if not calls and need_call:
         rep.add("warning", "call-args", f"{what} holds no call")
@@ -83,7 +89,6 @@ def _check_splice_text(rep: Report, text: Optional[str], extern: Optional[str],
         callee = _callee(st)
         if callee:
             callees.append(callee)
-    rep.facts.callees = callees
     for name, f in sp.externs.items():
         if len(f.ret_params) > 1:
             rep.add("error", "call-args", f"extern {name} declares {len(f.ret_params)} return "
@@ -91,6 +96,9 @@ def _check_splice_text(rep: Report, text: Optional[str], extern: Optional[str],
                     "`.param .align 8 .b8 ret[N]` array)")
         if f.has_body:
             rep.add("warning", "call-args", f"the extern text defines {name} with a body")
+    if not record:
+        return sp
+    rep.facts.callees = callees
     callee_const = rep.recipe.const("CALLEE")
     if isinstance(callee_const, str) and callees and callee_const not in callees:
         rep.add("warning", "call-args", f"CALLEE is {callee_const} but the call text calls "

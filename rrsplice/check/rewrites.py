@@ -46,6 +46,7 @@ def check_rewrites(rep: Report) -> None:
     rep.facts.rewrites = plan
     for i in plan.issues:
         rep.add(i.severity, i.code, i.message, st=i.statement)
+    _check_recipe_texts(rep, plan)
     counts = plan.counts
     if counts:
         rep.add("info", "rewrite", "rewrites: " + ", ".join(f"{k} {n}" for k, n in
@@ -61,3 +62,19 @@ def check_rewrites(rep: Report) -> None:
     for kind, st, why in plan.skipped:
         if why != "kind not selected":
             rep.add("info", "rewrite", f"{kind}: {st.sid} left as it is ({why})", st=st)
+
+
+def _check_recipe_texts(rep: Report, plan) -> None:
+    """A recipe rule's replacement and extern are splice text like the cut's call: the same
+    checks (parses, stays inside its function, declares what it uses, calls what its extern
+    declares; the extern holds declarations only). Each distinct text is checked once."""
+    from .calls import _check_splice_text
+    seen = set()
+    for r, extern in plan.recipe_texts:
+        key = (r.text.strip(), extern, r.function.name)
+        if key in seen:
+            continue
+        seen.add(key)
+        _check_splice_text(rep, r.text.strip() + "\n", extern, r.function,
+                           f"rule {r.kind!r} at {r.function.name}:{r.statement.sid}",
+                           need_call=False, record=False)

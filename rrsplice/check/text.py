@@ -39,6 +39,7 @@ class SpliceText:
     # quadratic in a debug block storing thousands of registers
     _decls: Optional[list] = field(default=None, repr=False, compare=False)
     _decl_of: dict = field(default_factory=dict, repr=False, compare=False)
+    extern_problems: list = field(default_factory=list)  # what the extern may not hold
 
     @property
     def statements(self) -> list:
@@ -104,6 +105,7 @@ def parse_splice_text(text: str, extern: Optional[str] = None, *, what: str = "c
             return st
         for f in em.functions:
             st.externs[f.name] = f
+        st.extern_problems = _extern_problems(em)
     try:
         m = parse_bytes(src.encode("utf-8"), f"<{what}>")
     except ParseError as exc:
@@ -121,6 +123,18 @@ def parse_splice_text(text: str, extern: Optional[str] = None, *, what: str = "c
     if closes == 0:
         st.escape = _escape(m, src, head, what)
     return st
+
+
+def _extern_problems(em: Module) -> list:
+    """What an extern text (declarations added at the module's top level) may not hold:
+    module headers (a second `.version`/`.target` changes how ptxas reads the rest of the
+    module) and kernels (`.entry`: a new kernel is not a declaration)."""
+    own = SNIPPET_HEADER.count("\n")
+    out = [f"extern text line {line - own}: `{d} {v}` is a module header; an extern holds "
+           "declarations only" for d, v, line in em.headers if line > own]
+    out += [f"extern text line {f.line - own}: `.entry {f.name}` is a kernel; an extern "
+            "holds declarations only" for f in em.functions if f.is_entry]
+    return out
 
 
 def _escape(m: Module, src: str, head: str, what: str) -> Optional[str]:

@@ -54,6 +54,9 @@ class RewritePlan:
     issues: list = field(default_factory=list)
     skipped: list = field(default_factory=list)          # (kind, statement, why)
     functions: list = field(default_factory=list)        # the functions the rules ran over
+    # (replacement, extern text) of every replacement a recipe's own rule wrote: its text
+    # goes through the splice-text checks (rrsplice.check.rewrites)
+    recipe_texts: list = field(default_factory=list)
 
     @property
     def counts(self) -> dict:

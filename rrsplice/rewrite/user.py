@@ -12,6 +12,7 @@ from __future__ import annotations
 
 from ..model import Function
 from ..recipe import RecipeError, call_user
+from ..recipe_process import ProcessFailure, RemoteFunction
 from .rules import Issue, Replacement, RewritePlan, Rule
 
 USER_KEYS = {"opcode", "replace", "extern", "name"}
@@ -26,6 +27,7 @@ class UserRule(Rule):
         self.source = source
 
     def run(self, fn: Function, plan: RewritePlan, skip) -> None:
+        todo = []
         for st in fn.statements:
             if st.is_label or st.opcode not in self.opcodes:
                 continue
@@ -36,31 +38,52 @@ class UserRule(Rule):
             ops = [str(o) for o in st.operands]
             guard = (f"@{'!' if st.guard.negated else ''}{st.guard.reg.name} "
                      if st.guard is not None else "")
-            try:
-                if callable(self.replace):
-                    # the recipe's own code: contained like recipe() itself (any exception,
-                    # SystemExit included, becomes a finding; prints go to stderr)
-                    text = call_user(self.source, "rewrites", f"rule {self.name!r}",
-                                     self.replace, st.opcode, ops, guard)
-                else:
-                    text = self.replace.format(*ops, guard=guard, opcode=st.opcode)
-            except RecipeError as exc:
-                plan.issues.append(Issue("error", "rewrite-rule", f"{st.sid}: {exc.message}",
-                                         st))
-                continue
-            except (IndexError, KeyError, ValueError) as exc:
-                plan.issues.append(Issue("error", "rewrite-rule", f"{st.sid}: the template of "
-                                         f"rule {self.name!r} of {self.source} does not fit "
-                                         f"`{st.opcode}`: {type(exc).__name__}: {exc}", st))
+            todo.append((st, ops, guard))
+        for (st, _ops, _guard), (text, error) in zip(todo, self._texts(todo)):
+            if error is not None:
+                plan.issues.append(Issue("error", "rewrite-rule", f"{st.sid}: {error}", st))
                 continue
             if not isinstance(text, str) or "\n" in text.strip("\n"):
                 plan.issues.append(Issue("error", "rewrite-rule", f"{st.sid}: rule "
                                          f"{self.name!r} must produce one line of text", st))
                 continue
             lead = st.text[:len(st.text) - len(st.text.lstrip())]
-            plan.replacements.append(Replacement(self.name, st, lead + text.strip("\n"), fn))
+            rep = Replacement(self.name, st, lead + text.strip("\n"), fn)
+            plan.replacements.append(rep)
+            plan.recipe_texts.append((rep, self.extern))
             if self.extern:
                 plan.declarations[self.name] = self.extern.strip()
+
+    def _texts(self, todo: list) -> list:
+        """(replacement text, None) or (None, why not) for each (statement, operands,
+        guard). A function of the recipe runs in the recipe's own process, all statements
+        in one round trip; any exception there, an exit included, is a finding."""
+        if not callable(self.replace):
+            out = []
+            for st, ops, guard in todo:
+                try:
+                    out.append((self.replace.format(*ops, guard=guard, opcode=st.opcode), None))
+                except (IndexError, KeyError, ValueError, AttributeError, TypeError) as exc:
+                    out.append((None, f"the template of rule {self.name!r} of {self.source} "
+                                f"does not fit `{st.opcode}`: {type(exc).__name__}: {exc}"))
+            return out
+        what = f"rule {self.name!r}"
+        if isinstance(self.replace, RemoteFunction) and todo:
+            try:
+                got = self.replace.map(what, [(st.opcode, ops, guard)
+                                              for st, ops, guard in todo])
+            except ProcessFailure as exc:
+                return [(None, f"{self.source}: {exc.message}")] * len(todo)
+            return [(v, None) if ok else (None, v)
+                    for ok, v in got]
+        out = []
+        for st, ops, guard in todo:
+            try:
+                out.append((call_user(self.source, "rewrites", what, self.replace,
+                                      st.opcode, ops, guard), None))
+            except RecipeError as exc:
+                out.append((None, exc.message))
+        return out
 
 
 def user_rules(rec) -> list[Rule]:
