@@ -152,7 +152,9 @@ def _choose_scratch(fn, fa, rng, need: int, wanted: Optional[str]):
 def new_recipe(name: str, module, rng_text: str, *, abi: str = "scratch",
                scratch: Optional[str] = None, entry: Optional[str] = None,
                callee: Optional[str] = None, out=None, force: bool = False,
-               occupancy: bool = True) -> Scaffold:
+               occupancy: bool = True, progress=lambda _step: None) -> Scaffold:
+    """Scaffold the recipe and write it to `out` only when it checks clean (CheckFailed,
+    nothing written, otherwise). `progress(step)` is told each slow step's name."""
     from .cache import load_analysis, load_module
     from .mma import phases
     from .provenance import classify_live_in
@@ -384,20 +386,26 @@ def new_recipe(name: str, module, rng_text: str, *, abi: str = "scratch",
     for n in notes:
         doc.append("Note: " + n)
     path = Path(out) if out else Path("recipes") / f"{name}.py"
-    text = _render(name=name, doc=doc, module=_module_reference(module, path), entry=fn.name, callee=callee,
-                   cut=(first_line, end_line), abi=abi, a_regs=a_regs, c_regs=c_regs,
-                   other_regs=other_regs, ret_regs=ret_regs, types=types, scratch=sym,
-                   w_reg=w_reg, v_reg=v_reg, layout_size=size, slots=slots,
-                   shared=shared, barrier=barrier, own=sym_bytes if own else None,
-                   exits=exits, head=head)
     if path.exists() and not force:
         raise ScaffoldError(f"{path} exists; pass --force to overwrite it")
-    from .splice import write_atomic
-    write_atomic(path, text.encode("utf-8"), protect=(module,))
-    if own is not None and occupancy:
-        own.update(own_scratch_effect(path, module, fn, threads or 1024))
-        if own.get("note"):
-            notes.append(own["note"])
+
+    def render(at: Path) -> str:
+        return _render(name=name, doc=doc, module=_module_reference(module, at), entry=fn.name,
+                       callee=callee, cut=(first_line, end_line), abi=abi, a_regs=a_regs,
+                       c_regs=c_regs, other_regs=other_regs, ret_regs=ret_regs, types=types,
+                       scratch=sym, w_reg=w_reg, v_reg=v_reg, layout_size=size, slots=slots,
+                       shared=shared, barrier=barrier, own=sym_bytes if own else None,
+                       exits=exits, head=head)
+
+    def measure(recipe_path: Path) -> None:
+        if own is not None and occupancy:
+            progress(f"recipe new {name}: ptxas -v on the original and the patched module")
+            own.update(own_scratch_effect(recipe_path, module, fn, threads or 1024))
+            if own.get("note"):
+                notes.append(own["note"])
+
+    progress(f"recipe new {name}: checking the recipe")
+    write_checked(path, render, module, measure)
     return Scaffold(own_scratch=own, path=path, name=name, module=module, function=fn.name, range=str(rng),
                     lines=(first_line, end_line - 1), abi=abi, a_regs=a_regs, c_regs=c_regs,
                     other_regs=other_regs, ret_regs=ret_regs, scratch=sym,
@@ -406,6 +414,33 @@ def new_recipe(name: str, module, rng_text: str, *, abi: str = "scratch",
 
 
 EXIT_REG = "%rrsx"      # the call text's register for the callee's exit index
+
+
+def write_checked(path: Path, render, module: Path, measure) -> None:
+    """Check the recipe `render(where)` produces before writing it to `path`: the check
+    (and `measure`, which may apply it) runs on a copy in a private temporary directory,
+    rendered for that place (its MODULE reference is relative to where it lies), and
+    `path` is written atomically only when the check is clean. On a CheckFailed nothing
+    is written, and the errors name `path`."""
+    import tempfile
+    from .check import CheckFailed, check_recipe
+    from .fsutil import WriteError, same_file
+    from .splice import write_atomic
+    if same_file(module, path):
+        raise WriteError(str(path), f"refusing to write over the input {module}; choose "
+                         "another output", "output-is-input")
+    with tempfile.TemporaryDirectory(prefix="rrsplice-new-") as tmp:
+        trial = Path(tmp) / path.name
+        trial.write_text(render(trial), encoding="utf-8")
+        report = check_recipe(trial)
+        report.recipe.path = path            # name the user's files, not the trial's
+        report.facts.module = str(module)
+        if report.target is not None:
+            report.target.path = module
+        if not report.ok:
+            raise CheckFailed(report)
+        measure(trial)
+    write_atomic(path, render(path).encode("utf-8"), protect=(module,))
 
 
 def entered_head(fn, rng) -> list:

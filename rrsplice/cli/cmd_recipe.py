@@ -221,10 +221,23 @@ def recipe_port_cmd(recipe, to, out, corpus, force, as_json):
 @click.option("--force", is_flag=True, help="Overwrite an existing recipe file.")
 @json_option
 def recipe_new_cmd(name, module, rng, abi, scratch, entry, callee, out, force, as_json):
-    """Scaffold a self-contained recipe NAME for the mma region sA-sB of a module."""
+    """Scaffold a self-contained recipe NAME for the mma region sA-sB of a module.
+
+    The recipe is checked before it is written: with errors, they are printed, nothing is
+    written and the exit status is 1."""
+    from ..check import CheckFailed
     from ..scaffold import new_recipe
-    res = new_recipe(name, module, rng, abi=abi, scratch=scratch, entry=entry, callee=callee,
-                     out=out, force=force)
+    try:
+        with progress_step(f"recipe new {name}: analysing {module}") as step:
+            res = new_recipe(name, module, rng, abi=abi, scratch=scratch, entry=entry,
+                             callee=callee, out=out, force=force, progress=step)
+    except CheckFailed as exc:
+        if as_json:
+            print_json({"ok": False, "error": exc.to_json()})
+        else:
+            print_findings(exc.report, False)
+            say(styled(f"{len(exc.report.errors)} error(s): nothing written", "red"))
+        sys.exit(1)
     if as_json:
         print_json(res.to_json())
         return
