@@ -219,8 +219,15 @@ def recipe_port_cmd(recipe, to, out, corpus, force, as_json):
 @click.option("-o", "--output", "out", default=None, type=click.Path(dir_okay=False),
               help="Where to write the recipe (default: recipes/<name>.py).")
 @click.option("--force", is_flag=True, help="Overwrite an existing recipe file.")
+@click.option("--launch", "launch", default=None, type=click.Path(dir_okay=False),
+              help="The kernel's launch description (.launch.json): its dynamic shared memory "
+                   "and block size go into the occupancy report.")
+@click.option("--dynamic-smem", "dynamic_smem", type=click.IntRange(0), default=None,
+              metavar="BYTES", help="The dynamic shared memory the kernel is launched with "
+                                    "(for `.extern .shared`), for the occupancy report.")
 @json_option
-def recipe_new_cmd(name, module, rng, abi, scratch, entry, callee, out, force, as_json):
+def recipe_new_cmd(name, module, rng, abi, scratch, entry, callee, out, force, launch,
+                   dynamic_smem, as_json):
     """Scaffold a self-contained recipe NAME for the mma region sA-sB of a module.
 
     The recipe is checked before it is written: with errors, they are printed, nothing is
@@ -230,7 +237,8 @@ def recipe_new_cmd(name, module, rng, abi, scratch, entry, callee, out, force, a
     try:
         with progress_step(f"recipe new {name}: analysing {module}") as step:
             res = new_recipe(name, module, rng, abi=abi, scratch=scratch, entry=entry,
-                             callee=callee, out=out, force=force, progress=step)
+                             callee=callee, out=out, force=force, progress=step,
+                             launch=launch, dynamic_smem=dynamic_smem)
     except CheckFailed as exc:
         if as_json:
             print_json({"ok": False, "error": exc.to_json()})
