@@ -190,7 +190,8 @@ def recipe_port_cmd(recipe, to, out, corpus, force, as_json):
     r = res.region
     say("wrote ", bold(res.output), f": {res.reference} -> {res.target}"
         + (f", statements s{r[0][0]}-s{r[0][1]} -> s{r[1][0]}-s{r[1][1]}" if r else "")
-        + (f", lines {res.lines[0]}-{res.lines[-1]}" if res.lines else "")
+        + (f", lines {res.inclusive_lines[0]}-{res.inclusive_lines[-1]}" if res.lines
+           else "")
         + f", {len(res.registers)} register(s) and {len(res.symbols)} symbol(s) renamed; "
         f"check: ok, {len(res.report.warnings)} warning(s)")
 
