@@ -40,13 +40,15 @@ def module_arch(module) -> Optional[str]:
     return m.group(0) if m else None
 
 
-def check_buildable(arch: str, target: Optional[str], path) -> None:
-    """Raise one clear line when `target` PTX cannot be assembled for `arch`."""
+def check_buildable(arch: str, target: Optional[str], path, option: str = "--arch") -> None:
+    """Raise one clear line when `target` PTX cannot be assembled for `arch`; `option` is
+    the command-line option that asked for it (`--arch` for verify, `--ptxas` for apply)."""
     want = arch_number(arch)
     if target is None:
         return
     have = arch_number(target)
     if want < have:
         raise ArchError(f"{path}: the module's .target is {target}; ptxas cannot assemble it "
-                        f"for {arch} (only for {target} or newer): leave --arch out to use "
-                        f"{target}")
+                        f"for {arch} (only for {target} or newer): "
+                        + (f"leave --arch out to use {target}" if option == "--arch" else
+                           f"use {option} {target} or newer"))

@@ -432,7 +432,29 @@ class FunctionAnalysis:
         """Live-out registers that some path through R leaves unwritten: their incoming
         value can reach the code after R, so a replacement body must receive them too."""
         out = set(self.range_live_out(rng, pseudo=pseudo))
-        return [r for r in self.range_live_through(rng, pseudo=pseudo) if r in out]
+        return [r for r in self.range_unwritten_through(rng, pseudo=pseudo) if r in out]
+
+    def range_unwritten_through(self, rng, *, pseudo: bool = False) -> list[str]:
+        """Registers whose value from before R reaches a use after R along some path
+        through R that does not write them: liveness on R's sub-graph with R's own reads
+        left out (only its kills count), so a register R reads and then writes on every
+        path is not one of them (range_live_through, which counts R's reads, would say it
+        is)."""
+        subs, entries = self._range_graph(rng)
+        cache: dict = {}
+
+        def boundary(t):
+            m = cache.get(t)
+            if m is None:
+                m = cache[t] = self.mask(self.live_in_at(t))
+            return m
+
+        gk = [(0, kill) for _gen, kill in self._sub_gen_kill(subs)]
+        live = self._range_backward(subs, gk, boundary)
+        m = 0
+        for k in entries:
+            m |= live[k]
+        return self._finish(m, pseudo)
 
     def range_defs(self, rng, *, pseudo: bool = False) -> list[str]:
         s: set = set()

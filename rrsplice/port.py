@@ -51,6 +51,15 @@ class PortResult:
     report: object = None
     text: str = ""
 
+    @property
+    def inclusive_lines(self) -> Optional[tuple]:
+        """The new lines as messages give them: first..last, inclusive."""
+        if not self.lines:
+            return None
+        if len(self.lines) == 2:
+            return (self.lines[0], self.lines[1] - 1)
+        return tuple(self.lines)
+
     def to_json(self) -> dict:
         r = self.region
         return {"ok": True, "recipe": str(self.source),
@@ -58,7 +67,10 @@ class PortResult:
                 "reference": self.reference, "target": self.target, "module": str(self.module),
                 "region": ({"reference": f"s{r[0][0]}-s{r[0][1]}",
                             "target": f"s{r[1][0]}-s{r[1][1]}"} if r else None),
-                "lines": list(self.lines) if self.lines else None,
+                # physical lines, inclusive (the recipe's own CUT_CALL/DELETE are
+                # half-open: `cut`)
+                "lines": list(self.inclusive_lines) if self.lines else None,
+                "cut": list(self.lines) if self.lines else None,
                 "registers": self.registers, "symbols": self.symbols,
                 "warnings": len(self.report.warnings) if self.report else 0}
 
@@ -223,7 +235,11 @@ def port_recipe(recipe, to: str, *, out=None, corpus=None, force: bool = False,
         new_lines = (new_line,)
     declared = fa.register_names()
     mp = _Mapper(rmap, smap, declared)
-    res.text = _render(rec, mp, mb, mod_path, fb, new_lines, corpus)
+    dest = Path(out) if out is not None else default_port_output(rec, fb.name)
+    if dest.is_dir():
+        dest = dest / default_port_output(rec, fb.name).name
+    res.text = _render(rec, mp, mb, mod_path, fb, new_lines, corpus, dest=dest,
+                       reference=(fa, ref_path), region=res.region)
     if mp.unmapped:
         raise PortError(f"cannot port {rec.path.name} to {fb.name}: the recipe names "
                         + ", ".join(mp.unmapped[:8]) + " which the alignment does not map "
@@ -231,9 +247,6 @@ def port_recipe(recipe, to: str, *, out=None, corpus=None, force: bool = False,
     res.registers = {k: v for k, v in mp.used.items() if k.startswith("%")}
     res.symbols = {k: v for k, v in mp.used.items() if not k.startswith("%")}
     res.lines = new_lines
-    dest = Path(out) if out is not None else default_port_output(rec, fb.name)
-    if dest.is_dir():
-        dest = dest / default_port_output(rec, fb.name).name
     if dest.exists() and not force and write:
         raise PortError(f"{dest} exists; use --force to overwrite it")
     if dest.resolve() == rec.path.resolve():
@@ -274,10 +287,13 @@ def default_port_output(rec: Recipe, entry: str) -> Path:
     return rec.path.parent / f"{rec.path.stem}.{entry}.py"
 
 
-def _file_value(mod_path: Path, rec: Recipe, corpus) -> str:
-    """The target module's name when the corpus lookup finds that very file, else its path."""
+def _file_value(mod_path: Path, rec: Recipe, corpus, dest: Optional[Path] = None) -> str:
+    """The target module's name when the corpus lookup (from where the ported recipe is
+    written) finds that very file, else its path relative to the ported recipe (as
+    `recipe new` writes it: the recipe keeps working when the tree is moved)."""
     from .recipe import corpus_dirs
-    for d, _why in corpus_dirs(corpus, rec.path.parent):
+    where = (dest.resolve().parent if dest is not None else rec.path.parent)
+    for d, _why in corpus_dirs(corpus, where):
         cand = d / mod_path.name
         if cand.is_file():
             try:
@@ -286,18 +302,58 @@ def _file_value(mod_path: Path, rec: Recipe, corpus) -> str:
             except OSError:
                 pass
             break
-    return str(mod_path.resolve())
+    rel = os.path.relpath(mod_path.resolve(), where)
+    return rel if os.sep in rel else f"./{rel}"
+
+
+def _docstring(rec: Recipe, mod_path: Path, fb: Function, consts: dict, reference,
+               region) -> list:
+    """The ported recipe's docstring lines: the reference's first paragraph as one
+    sentence, how it was ported, the fragment maps of the TARGET's registers (recomputed,
+    as `recipe new` writes them), then the reference's own description, marked as such."""
+    from .scaffold import _wrap
+    paras = [p for p in re.split(r"\n\s*\n", (rec.doc or "").strip()) if p.strip()]
+    head = " ".join(paras[0].split()) if paras else f"Recipe {rec.path.name}."
+    out = _wrap(f"{head.rstrip('.')} -- ported to {fb.name}.")
+    out += [""] + _wrap(f"Written by `rrsplice recipe port {rec.path.name} --to "
+                        f"{mod_path.name}:{fb.name}` from {rec.path.name}: the statements "
+                        "were aligned with the reference and every register, symbol and "
+                        "line below was rewritten through that alignment, then checked "
+                        "against the target.")
+    groups = [(k, consts[k], way) for k, way in (("A_REGS", "in"), ("C_REGS", "in"),
+                                                  ("RET_REGS", "out"))
+              if isinstance(consts.get(k), list)]
+    if groups and region is not None:
+        from .cache import load_analysis
+        from .fragreport import cut_lines
+        from .select import StatementRange
+        (b_first, b_last) = region[1]
+        maps = cut_lines(fb, load_analysis(fb.module, fb), StatementRange(b_first, b_last),
+                         groups)
+        if maps:
+            out += [""] + _wrap("Fragment maps of the target (`rrsplice fragments` on this "
+                                "recipe; layouts from PTX ISA 9.7.14.5): what each passed "
+                                "and returned register holds in its phase's matrices, per "
+                                "lane (g, t) and element e.") + maps
+    rest = [p for p in paras[1:] if not p.lstrip().startswith("Fragment maps")]
+    if rest:
+        fa, ref_path = reference
+        out += [""] + _wrap(f"The reference recipe's description (its statements, lines "
+                            f"and registers are those of {fa.name} in {ref_path.name}):")
+        for p in rest:
+            out += [""] + ["    " + x if x.strip() else "" for x in p.splitlines()]
+    return [x.replace("\\", "\\\\").replace('"""', '\\"\\"\\"') for x in out]
 
 
 def _render(rec: Recipe, mp: _Mapper, mb: Module, mod_path: Path, fb: Function, new_lines,
-            corpus) -> str:
+            corpus, dest: Optional[Path] = None, reference=None, region=None) -> str:
     """The ported recipe module's text (self-contained, data only)."""
     mod = rec.module
     consts = {}
     for name in sorted(vars(mod)):
         if _CONST.match(name) and _plain(getattr(mod, name)):
             consts[name] = mp.value(getattr(mod, name))
-    file_value = _file_value(mod_path, rec, corpus)
+    file_value = _file_value(mod_path, rec, corpus, dest)
     consts["MODULE"] = file_value
     consts["ENTRY"] = fb.name
     if rec.form == "cut_call" and new_lines:
@@ -349,13 +405,8 @@ def _render(rec: Recipe, mp: _Mapper, mb: Module, mod_path: Path, fb: Function, 
         opts["entries"] = rec.entries
     for k in texts:
         consts.pop(k, None)
-    head = (rec.doc.strip().splitlines() or [f"Recipe {rec.path.name}"])[0]
-    doc = [f'"""{head.rstrip(".")} -- ported to {fb.name}.', "",
-           f"Written by `rrsplice recipe port {rec.path.name} --to {mod_path.name}:{fb.name}` "
-           f"from {rec.path.name}: the", "statements were aligned with the reference and "
-           "every register, symbol and line below was", "rewritten through that alignment, "
-           "then checked against the target.", '"""', ""]
-    out = doc
+    lines = _docstring(rec, mod_path, fb, consts, reference or (None, None), region)
+    out = ['"""' + lines[0]] + lines[1:] + ['"""', ""]
     for k, v in consts.items():
         out.append(f"{k} = {v!r}")
     for k, v in texts.items():

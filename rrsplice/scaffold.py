@@ -156,7 +156,12 @@ def _choose_scratch(fn, fa, rng, need: int, wanted: Optional[str]):
 def new_recipe(name: str, module, rng_text: str, *, abi: str = "scratch",
                scratch: Optional[str] = None, entry: Optional[str] = None,
                callee: Optional[str] = None, out=None, force: bool = False,
-               occupancy: bool = True) -> Scaffold:
+               occupancy: bool = True, progress=lambda _step: None,
+               dynamic_smem: Optional[int] = None, launch=None) -> Scaffold:
+    """Scaffold the recipe and write it to `out` only when it checks clean (CheckFailed,
+    nothing written, otherwise). `progress(step)` is told each slow step's name.
+    `dynamic_smem` (bytes) or `launch` (a launch description: its dynamic_shared_bytes and
+    block) say how the kernel is launched, for the occupancy report (ptxas sees neither)."""
     from .cache import load_analysis, load_module
     from .mma import phases
     from .provenance import classify_live_in
@@ -170,6 +175,7 @@ def new_recipe(name: str, module, rng_text: str, *, abi: str = "scratch",
     m = load_module(module)
     fn, _why = select_function(m, entry)
     rng = parse_statement_range(rng_text, fn)
+    dynamic_smem, launch_threads = _launch_facts(fn, launch, dynamic_smem)
     fa = load_analysis(m, fn)
     stmts = fn.statements
     fs, ls = stmts[rng.first - 1], stmts[rng.last - 1]
@@ -388,20 +394,27 @@ def new_recipe(name: str, module, rng_text: str, *, abi: str = "scratch",
     for n in notes:
         doc.append("Note: " + n)
     path = Path(out) if out else Path("recipes") / f"{name}.py"
-    text = _render(name=name, doc=doc, module=_module_reference(module, path), entry=fn.name, callee=callee,
-                   cut=(first_line, end_line), abi=abi, a_regs=a_regs, c_regs=c_regs,
-                   other_regs=other_regs, ret_regs=ret_regs, types=types, scratch=sym,
-                   w_reg=w_reg, v_reg=v_reg, layout_size=size, slots=slots,
-                   shared=shared, barrier=barrier, own=sym_bytes if own else None,
-                   exits=exits, head=head)
     if path.exists() and not force:
         raise ScaffoldError(f"{path} exists; pass --force to overwrite it")
-    from .splice import write_atomic
-    write_atomic(path, text.encode("utf-8"), protect=(module,), implicit=not out)
-    if own is not None and occupancy:
-        own.update(own_scratch_effect(path, module, fn, threads or 1024))
-        if own.get("note"):
-            notes.append(own["note"])
+
+    def render(at: Path) -> str:
+        return _render(name=name, doc=doc, module=_module_reference(module, at), entry=fn.name,
+                       callee=callee, cut=(first_line, end_line), abi=abi, a_regs=a_regs,
+                       c_regs=c_regs, other_regs=other_regs, ret_regs=ret_regs, types=types,
+                       scratch=sym, w_reg=w_reg, v_reg=v_reg, layout_size=size, slots=slots,
+                       shared=shared, barrier=barrier, own=sym_bytes if own else None,
+                       exits=exits, head=head)
+
+    def measure(recipe_path: Path) -> None:
+        if own is not None and occupancy:
+            progress(f"recipe new {name}: ptxas -v on the original and the patched module")
+            own.update(own_scratch_effect(recipe_path, module, fn,
+                                          launch_threads or threads or 1024, dynamic_smem))
+            if own.get("note"):
+                notes.append(own["note"])
+
+    progress(f"recipe new {name}: checking the recipe")
+    write_checked(path, render, module, measure, implicit=not out)
     return Scaffold(own_scratch=own, path=path, name=name, module=module, function=fn.name, range=str(rng),
                     lines=(first_line, end_line - 1), abi=abi, a_regs=a_regs, c_regs=c_regs,
                     other_regs=other_regs, ret_regs=ret_regs, scratch=sym,
@@ -410,6 +423,52 @@ def new_recipe(name: str, module, rng_text: str, *, abi: str = "scratch",
 
 
 EXIT_REG = "%rrsx"      # the call text's register for the callee's exit index
+
+
+def _launch_facts(fn, launch, dynamic_smem) -> tuple:
+    """(dynamic shared bytes, threads per block or None) from `--launch` / `--dynamic-smem`
+    (not both); a launch description for another kernel is an error."""
+    if launch is not None and dynamic_smem is not None:
+        raise ScaffoldError("give --launch or --dynamic-smem, not both")
+    if dynamic_smem is not None:
+        if dynamic_smem < 0:
+            raise ScaffoldError(f"--dynamic-smem must be a byte count, not {dynamic_smem}")
+        return dynamic_smem, None
+    if launch is None:
+        return 0, None
+    from .launch import LaunchError, load_launch
+    desc = load_launch(launch)
+    if desc.kernel is not None and desc.kernel != fn.name:
+        raise LaunchError(launch, f"describes the launch of {desc.kernel}, not {fn.name}")
+    return desc.dynamic_shared_bytes, desc.threads
+
+
+def write_checked(path: Path, render, module: Path, measure, *, implicit: bool = False) -> None:
+    """Check the recipe `render(where)` produces before writing it to `path`: the check
+    (and `measure`, which may apply it) runs on a copy in a private temporary directory,
+    rendered for that place (its MODULE reference is relative to where it lies), and
+    `path` is written atomically only when the check is clean. On a CheckFailed nothing
+    is written, and the errors name `path`. `implicit`: `path` is the default output, not
+    one the user named (see `fsutil.check_output`)."""
+    import tempfile
+    from .check import CheckFailed, check_recipe
+    from .fsutil import WriteError, same_file
+    from .splice import write_atomic
+    if same_file(module, path):
+        raise WriteError(str(path), f"refusing to write over the input {module}; choose "
+                         "another output", "output-is-input")
+    with tempfile.TemporaryDirectory(prefix="rrsplice-new-") as tmp:
+        trial = Path(tmp) / path.name
+        trial.write_text(render(trial), encoding="utf-8")
+        report = check_recipe(trial)
+        report.recipe.path = path            # name the user's files, not the trial's
+        report.facts.module = str(module)
+        if report.target is not None:
+            report.target.path = module
+        if not report.ok:
+            raise CheckFailed(report)
+        measure(trial)
+    write_atomic(path, render(path).encode("utf-8"), protect=(module,), implicit=implicit)
 
 
 def entered_head(fn, rng) -> list:
@@ -442,12 +501,16 @@ def dispatched_exits(fn, rng) -> list:
     return out
 
 
-def own_scratch_effect(recipe_path: Path, module: Path, fn, threads: int) -> dict:
+def own_scratch_effect(recipe_path: Path, module: Path, fn, threads: int,
+                       dynamic: int = 0) -> dict:
     """What the recipe's own scratch array costs, from `ptxas -v` on the original module and
     on the patched one (both -O0: shared memory does not depend on optimisation): bytes of
-    shared memory per block before and after, and resident blocks per SM."""
+    shared memory per block before and after -- the static arrays ptxas counts plus the
+    `dynamic` bytes the launch gives (`.extern .shared`), which ptxas cannot see -- resident
+    blocks per SM, and whether the launch needs (or newly needs) the large-shared-memory
+    opt-in."""
     import tempfile
-    from .occupancy import blocks_per_sm
+    from .occupancy import blocks_per_sm, shared_limits
     from .splice import apply
     from .tools import ToolNotFound, ptxas
     arch = _module_arch(fn.module)
@@ -470,20 +533,38 @@ def own_scratch_effect(recipe_path: Path, module: Path, fn, threads: int) -> dic
                        + ("original" if bad is before else "patched") + " module: "
                        + bad.log.strip().splitlines()[-1][:200])
         return out
-    smem = [next((r.shared or 0 for r in x.resources if r.function == fn.name), 0)
-            for x in (before, after)]
+    static = [next((r.shared or 0 for r in x.resources if r.function == fn.name), 0)
+              for x in (before, after)]
+    smem = [s + dynamic for s in static]
     occ = [blocks_per_sm(arch, s, threads) for s in smem]
-    out.update(shared_before=smem[0], shared_after=smem[1])
+    lim = [shared_limits(arch, s, dynamic) for s in static]
+    out.update(shared_before=smem[0], shared_after=smem[1], static_before=static[0],
+               static_after=static[1], dynamic=dynamic, opt_in_before=lim[0]["opt_in"],
+               opt_in_after=lim[1]["opt_in"], fits_after=lim[1]["fits"])
+    per_block = (f"{smem[0]} bytes of shared memory per block, {smem[1]} with the recipe's "
+                 f"scratch (+{smem[1] - smem[0]})")
+    if dynamic:
+        per_block += (f"; static {static[0]} -> {static[1]} (ptxas -v) + {dynamic} dynamic "
+                      "(the launch's)")
     if occ[0] and occ[1]:
         out.update(blocks_before=occ[0].blocks, blocks_after=occ[1].blocks,
                    limited_by=occ[1].limited_by)
-        out["note"] = (f"ptxas -v -arch={arch}: {fn.name} uses {smem[0]} bytes of shared "
-                       f"memory per block, {smem[1]} with the recipe's scratch (+"
-                       f"{smem[1] - smem[0]}); resident blocks per SM of {threads} threads: "
-                       f"{occ[0].blocks} -> {occ[1].blocks} (limited by {occ[1].limited_by})")
+        out["note"] = (f"ptxas -v -arch={arch}: {fn.name} uses {per_block}; resident blocks "
+                       f"per SM of {threads} threads: {occ[0].blocks} -> {occ[1].blocks} "
+                       f"(limited by {occ[1].limited_by})")
     else:
-        out["note"] = (f"ptxas -v -arch={arch}: {smem[0]} -> {smem[1]} bytes of shared memory "
-                       f"per block (no occupancy table for {arch})")
+        out["note"] = f"ptxas -v -arch={arch}: {per_block} (no occupancy table for {arch})"
+    opt = ("cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, "
+           f"{dynamic})")
+    if lim[1]["fits"] is False:
+        out["note"] += (f"; {smem[1]} bytes exceed the {lim[1]['max_per_block']} a block may "
+                        f"use on {arch}: the spliced kernel cannot be launched this way")
+    elif lim[1]["opt_in"] and not lim[0]["opt_in"]:
+        out["note"] += (f"; over 48 KiB per block: the launch now needs the large-shared-memory "
+                        f"opt-in, {opt} before launching" if dynamic else
+                        "; over 48 KiB of static shared memory per block")
+    elif lim[1]["opt_in"]:
+        out["note"] += f"; over 48 KiB per block before and after: the launch's {opt} stays"
     return out
 
 

@@ -190,7 +190,7 @@ def apply(recipe, *, corpus=None, out=None, stage: Optional[str] = None,
     path, note = resolve_module(rec, corpus, any_module=any_module)
     module = load_module(path)
     for arch in ptxas or ():
-        check_buildable(arch, module_arch(module), path)
+        check_buildable(arch, module_arch(module), path, option="--ptxas")
     report = check_recipe(rec, module_path=path, module=module, stage=stage)
     if report.target is not None and note:
         report.target.note = note

@@ -60,7 +60,7 @@ def test_small_recipe_verifies_and_links(tmp_path, call, extern, ptxas_path, nvl
     res = verify(rec, "sm_89", keep=tmp_path / "out")
     assert res.ok, [s.to_json() for s in res.steps]
     assert [s.name for s in res.steps] == ["ptxas original", "ptxas patched", "ptxas body",
-                                           "nvlink"]
+                                           "nvlink", "nvlink original"]
     rows = {r["what"]: r for r in res.resource_table()}
     assert rows["original kernel"]["registers"] > 0
     assert rows["linked kernel"]["registers"] > 0          # from nvlink -v
@@ -177,3 +177,29 @@ def test_cli_outline_refuses_a_failing_recipe(tmp_path):
     r = CliRunner().invoke(main, ["outline", str(rec), "-o", str(tmp_path / "b.ptx"),
                                   "--no-check"])
     assert r.exit_code == 0, r.output
+
+
+@pytest.mark.slow
+def test_original_and_linked_figures_come_from_one_tool(tmp_path, ptxas_path, nvlink_path):
+    """On sm_90 nvlink -v counts 1 KiB of shared memory per block that ptxas -v does not:
+    the original and the linked kernel are both nvlink -v's, so a splice that declares no
+    shared memory shows +0, and the call ABI's stack is the linked frame's."""
+    from rrsplice.tools import ptxas
+    rec = _recipe(tmp_path, CALL_SCRATCH, EXTERN_SCRATCH)
+    res = verify(rec, "sm_90", keep=tmp_path / "out")
+    assert res.ok, [s.to_json() for s in res.steps]
+    rows = {r["what"]: r for r in res.resource_table()}
+    assert rows["original kernel"]["source"] == rows["linked kernel"]["source"] == "nvlink -v"
+    assert rows["outlined body"]["source"] == "ptxas -v"
+    whole = ptxas(Path(res.module), "sm_90", out=tmp_path / "w.cubin", relocatable=False)
+    ptxas_smem = next(r.shared for r in whole.resources if r.function == res.kernel)
+    assert rows["original kernel"]["shared"] == ptxas_smem + 1024     # the two accountings
+    cost = res.call_cost()
+    assert cost["shared"] == 0 and cost["source"] == "nvlink -v"
+    assert cost["stack"] == rows["linked kernel"]["stack"] - rows["original kernel"]["stack"]
+    assert cost["linked_stack"] >= 0 and cost["registers"] == (
+        rows["linked kernel"]["registers"] - rows["original kernel"]["registers"])
+    r = CliRunner().invoke(main, ["verify", str(rec), "--arch", "sm_90"])
+    assert r.exit_code == 0, r.output
+    assert "call ABI cost (linked - original, nvlink -v): " in r.stdout
+    assert "+0 bytes of shared memory" in r.stdout

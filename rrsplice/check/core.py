@@ -18,6 +18,7 @@ from .legacy import _check_body, _check_truncate
 from .report import Report
 from .rewrites import check_rewrites
 from .scope import _check_scopes
+from .uniform import _check_uniform
 from .source import _line_text, _region_text
 from ..cache import load_module
 from .target import build_target, recipe_for_stage
@@ -140,6 +141,7 @@ def _check_region(rep: Report) -> None:
     sp = _check_splice_text(rep, t.text, t.extern, fn, "call text" if rec.form == "cut_call"
                             else "insert text", rng=rng)
     _check_control(rep, fn, rng, _dispatched(rep, sp), _splice_labels(sp))
+    _check_uniform(rep, fn, rng, t.text)
     if sp is not None and sp.fn is not None:
         _check_dataflow(rep, fn, rng, sp)
 

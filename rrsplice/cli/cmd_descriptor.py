@@ -41,10 +41,12 @@ def corpus_table(root: str, as_json: bool, workers) -> None:
                               "; ".join(r["geometry"]) or "-",
                               "; ".join(r["epilogues"]) or "-", r["error"] or ""]))
     failed = [r for r in rows if r["error"]]
-    click.echo(f"{len({r['module'] for r in rows})} modules, "
-               f"{sum(1 for r in rows if r['entry'])} entries, {sum(r['mma'] for r in rows)} mma, "
-               f"{sum(r['phases'] for r in rows)} phases, {len(failed)} could not be analysed",
-               err=True)
+    from ..words import count
+    click.echo(f"{count(len({r['module'] for r in rows}), 'module')}, "
+               f"{count(sum(1 for r in rows if r['entry']), 'entry', 'entries')}, "
+               f"{sum(r['mma'] for r in rows)} mma, "
+               f"{count(sum(r['phases'] for r in rows), 'phase')}, {len(failed)} could not be "
+               "analysed", err=True)
 
 
 @main.command("descriptor", epilog=examples(

@@ -8,6 +8,7 @@ import click
 from ..errors import RRSpliceError
 from ..select import select_function
 from .app import entry_option, examples, json_option, main, note, print_json
+from ..words import count
 from .render import Grid, bold, say
 
 
@@ -86,7 +87,8 @@ def phases_cmd(file, all_dir, workers, entry, as_json):
         return
     table = Grid("#", "statements\nlines", "mma", "MxNxK", "chains\ngrid", "B weight\nbytes",
                  "bias seeds", right=("#", "mma"),
-                 title=f"{fn.name}: {sum(len(p.mmas) for p in ps)} mma in {len(ps)} phases")
+                 title=f"{fn.name}: {sum(len(p.mmas) for p in ps)} mma in "
+                       f"{count(len(ps), 'phase')}")
     for p in ps:
         chains = f"{p.chain_count}x{p.chain_length}" if p.chain_length else \
             f"{p.chain_count}x" + "/".join(map(str, p.chain_lengths))

@@ -154,14 +154,22 @@ def verify_cmd(recipe, arch, optimize, keep, corpus, any_module, no_check, as_js
                      "`mov.u32 %r, %laneid` first")
         if not s.ok and not s.problems:
             say_text(s.log.strip(), err=True)
-    res_t = Grid("", "function", "registers", "stack", "spill st", "spill ld", "smem",
-                 title=f"resources ({arch}, {level}; linked: nvlink -v)",
+    res_t = Grid("", "function", "source", "registers", "stack", "spill st", "spill ld",
+                 "smem", title=f"resources ({arch}, {level})",
                  right=("registers", "stack", "spill st", "spill ld", "smem"))
     for row in res.resource_table():
-        res_t.add_row(row["what"], row["function"], _fmt(row.get("registers")),
-                      _fmt(row.get("stack")), _fmt(row.get("spill_stores")),
-                      _fmt(row.get("spill_loads")), _fmt(row.get("shared")))
+        res_t.add_row(row["what"], row["function"], row["source"],
+                      _fmt(row.get("registers")), _fmt(row.get("stack")),
+                      _fmt(row.get("spill_stores")), _fmt(row.get("spill_loads")),
+                      _fmt(row.get("shared")))
     res_t.print()
+    cost = res.call_cost()
+    if cost is not None:
+        say(f"call ABI cost (linked - original, nvlink -v): {cost['registers']:+d} registers, "
+            f"{cost['stack']:+d} bytes of stack per thread ({cost['linked_stack']} in all), "
+            f"{cost['shared']:+d} bytes of shared memory; the body spills "
+            f"{_fmt(cost['body_spill_stores'])} / {_fmt(cost['body_spill_loads'])} bytes "
+            "(stores / loads, ptxas -v)")
     o = res.outline
     say(f"live-in: {live_in_text(res.live_in_classes)}")
     say(f"body: {len(o.passed)} loaded from parameters, {len(o.recomputed)} recomputed, "

@@ -190,7 +190,8 @@ def recipe_port_cmd(recipe, to, out, corpus, force, as_json):
     r = res.region
     say("wrote ", bold(res.output), f": {res.reference} -> {res.target}"
         + (f", statements s{r[0][0]}-s{r[0][1]} -> s{r[1][0]}-s{r[1][1]}" if r else "")
-        + (f", lines {res.lines[0]}-{res.lines[-1]}" if res.lines else "")
+        + (f", lines {res.inclusive_lines[0]}-{res.inclusive_lines[-1]}" if res.lines
+           else "")
         + f", {len(res.registers)} register(s) and {len(res.symbols)} symbol(s) renamed; "
         f"check: ok, {len(res.report.warnings)} warning(s)")
 
@@ -219,12 +220,33 @@ def recipe_port_cmd(recipe, to, out, corpus, force, as_json):
 @click.option("-o", "--output", "out", default=None, type=click.Path(dir_okay=False),
               help="Where to write the recipe (default: recipes/<name>.py).")
 @click.option("--force", is_flag=True, help="Overwrite an existing recipe file.")
+@click.option("--launch", "launch", default=None, type=click.Path(dir_okay=False),
+              help="The kernel's launch description (.launch.json): its dynamic shared memory "
+                   "and block size go into the occupancy report.")
+@click.option("--dynamic-smem", "dynamic_smem", type=click.IntRange(0), default=None,
+              metavar="BYTES", help="The dynamic shared memory the kernel is launched with "
+                                    "(for `.extern .shared`), for the occupancy report.")
 @json_option
-def recipe_new_cmd(name, module, rng, abi, scratch, entry, callee, out, force, as_json):
-    """Scaffold a self-contained recipe NAME for the mma region sA-sB of a module."""
+def recipe_new_cmd(name, module, rng, abi, scratch, entry, callee, out, force, launch,
+                   dynamic_smem, as_json):
+    """Scaffold a self-contained recipe NAME for the mma region sA-sB of a module.
+
+    The recipe is checked before it is written: with errors, they are printed, nothing is
+    written and the exit status is 1."""
+    from ..check import CheckFailed
     from ..scaffold import new_recipe
-    res = new_recipe(name, module, rng, abi=abi, scratch=scratch, entry=entry, callee=callee,
-                     out=out, force=force)
+    try:
+        with progress_step(f"recipe new {name}: analysing {module}") as step:
+            res = new_recipe(name, module, rng, abi=abi, scratch=scratch, entry=entry,
+                             callee=callee, out=out, force=force, progress=step,
+                             launch=launch, dynamic_smem=dynamic_smem)
+    except CheckFailed as exc:
+        if as_json:
+            print_json({"ok": False, "error": exc.to_json()})
+        else:
+            print_findings(exc.report, False)
+            say(styled(f"{len(exc.report.errors)} error(s): nothing written", "red"))
+        sys.exit(1)
     if as_json:
         print_json(res.to_json())
         return

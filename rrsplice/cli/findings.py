@@ -70,7 +70,10 @@ def facts_grid(facts: Facts) -> Grid:
         row("cut", f"lines {a}-{b} ({b - a + 1} lines), statements {facts.statements} "
             f"({facts.statement_count})")
     if facts.mma is not None:
-        row("mma", f"{facts.mma} in {'?' if facts.phases is None else facts.phases} phase(s)")
+        from ..words import count
+        row("mma", f"{facts.mma} in {count(facts.phases, 'phase')}" if facts.phases is not None
+            else f"{facts.mma}; phases not found"
+            + (f" ({facts.phases_error})" if facts.phases_error else ""))
     if facts.passed is not None:
         row("passed", f"{len(facts.passed)}: {regs_text(facts.passed)}")
     if facts.returned is not None:
