@@ -22,6 +22,7 @@ from dataclasses import dataclass, field
 from typing import Optional
 
 from .fraglayout import Layout, LayoutError, mma_layouts
+from .fragvalue import value_key
 from .laneaddr import LaneLoad, weight_load
 
 
@@ -145,7 +146,9 @@ class FragMapError(ValueError):
 
 
 def _key(fa, index: int, regs: tuple) -> tuple:
-    return tuple((r, tuple(fa.reaching_defs(index, r))) for r in regs)
+    """Each register with the identity of its value (rrsplice.fragvalue), so a fragment
+    loaded again into a new register is the same tile."""
+    return tuple((r, value_key(fa, index, r)) for r in regs)
 
 
 def phase_map(fn, fa, phase) -> PhaseMap:
@@ -165,8 +168,10 @@ def phase_map(fn, fa, phase) -> PhaseMap:
         mmas = [by_index[i] for i in chain]
         a_seq = tuple(_key(fa, m.index, m.a) for m in mmas)
         b_seq = tuple(_key(fa, m.index, m.b) for m in mmas)
-        mt = m_ids.setdefault(a_seq, len(m_ids))
-        nt = n_ids.setdefault(b_seq, len(n_ids))
+        a_ids = tuple(tuple(v for _, v in x) for x in a_seq)
+        b_ids = tuple(tuple(v for _, v in x) for x in b_seq)
+        mt = m_ids.setdefault(a_ids, len(m_ids))
+        nt = n_ids.setdefault(b_ids, len(n_ids))
         for ks, m in enumerate(mmas):
             for j, r in enumerate(m.a):
                 key = ("A", r, a_seq[ks][j][1])
