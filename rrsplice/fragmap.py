@@ -90,9 +90,12 @@ class FragReg:
                 f"{expr(self.col_base, r.col_lane, r.col_off)}")
         if self.source is not None:
             s = self.source
-            stride = s.addr.coef("%tid.x") + s.addr.coef("%laneid")
-            text += (f"; weight byte = {s.offset(0)}" + (f" + {stride}*lane" if stride else "")
-                     + (f" + {s.addr.coef('%tid.z')}*warp" if s.addr.coef("%tid.z") else "")
+            stride = s.lane_stride
+            lane_text = (f" + {stride}*lane" if stride else "") if stride is not None else \
+                " + (per-lane: " + ", ".join(str(s.offset(i) - s.offset(0))
+                                             for i in range(8)) + ", ...)[lane]"
+            text += (f"; weight byte = {s.offset(0)}" + lane_text
+                     + (f" + {s.warp_stride}*warp" if s.warp_stride else "")
                      + ((" + e" if lay.elem_bits == 8 else f" + {lay.elem_bits // 8}*e") if lay.per_reg > 1 else ""))
         return text
 
@@ -104,8 +107,8 @@ class FragReg:
         if self.source is not None:
             s = self.source
             d["weight"] = {"offset": s.offset(0),
-                           "lane_stride": s.addr.coef("%tid.x") + s.addr.coef("%laneid"),
-                           "warp_stride": s.addr.coef("%tid.z"), "load": f"s{s.load}",
+                           "lane_stride": s.lane_stride,
+                           "warp_stride": s.warp_stride, "load": f"s{s.load}",
                            "load_bytes": s.width * s.vector}
         if elements:
             d["elements"] = [list(x) for x in self.elements()]

@@ -81,10 +81,18 @@ class _Eval:
         base, ops = st.base, st.operands
         if st.guard is not None or len(ops) < 2 or not isinstance(ops[0], Reg):
             return None
-        if base == "ld" and "param" in st.modifiers and isinstance(ops[1], Address):
+        if base == "ld" and isinstance(ops[1], Address):
+            # a pointer read from a kernel parameter: directly, or through the block's address
             a = ops[1]
-            if isinstance(a.base, Symbol) and a.base.name in self.params:
+            if isinstance(a.base, Symbol) and a.base.name in self.params \
+                    and "param" in st.modifiers:
                 return (f"param:{a.base.name}+{a.offset}", 0)
+            if isinstance(a.base, Reg) and ("param" in st.modifiers
+                                            or "global" not in st.modifiers):
+                got = self.at(d, a.base.key, probe)
+                if got is not None and got[0] is not None and got[0].startswith("param:") \
+                        and "+" not in got[0]:
+                    return (f"{got[0]}+{got[1] + a.offset}", 0)
             return None
         if base not in _FOLLOW:
             return None
