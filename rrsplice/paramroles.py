@@ -21,6 +21,8 @@ from typing import Optional
 from .isa import state_space
 
 _WEIGHT_KEY = ("paramroles.weight",)
+# texture and surface instructions address through a handle, not a pointer
+_HANDLE_OPS = frozenset({"tex", "tld4", "txq", "suld", "sust", "sured", "suq", "istypep"})
 _BIAS_KEY = ("paramroles.bias",)
 
 
@@ -48,6 +50,8 @@ def parse_ref(fn, text: str) -> ParamRef:
     the parameters when there is no such parameter."""
     name, _, off = str(text).strip().partition("+")
     names = [p.name for p in fn.params]
+    if name == "" and names:
+        name = names[0]
     if name.isdigit() and int(name) < len(names):
         name = names[int(name)]
     if name not in names:
@@ -131,3 +135,52 @@ def name_weight(fa, ref: Optional[ParamRef]) -> None:
     """Record the weight parameter a recipe or the command line names, before any analysis
     of `fa` asks for it (analyses remember what they computed)."""
     fa._derived[_WEIGHT_KEY] = ref
+
+
+def access_root(fa, d: int) -> Optional[str]:
+    """The root pointer (threadaddr's name) of the memory access statement `d` (a load's or
+    a store's address); None when it is not known."""
+    from .model import Address
+    from .threadaddr import pointer_root
+    st = fa.fn.statements[d - 1]
+    a = next((op for op in st.operands if isinstance(op, Address)), None)
+    if a is None or a.base is None:
+        return None
+    return pointer_root(fa, d, a.base)
+
+
+def pointer_uses(fa) -> dict:
+    """ParamRef -> {"read": first statement reading through it or None, "write": first
+    statement writing through it or None}, for every global/generic access whose address
+    comes from a pointer loaded from a parameter."""
+    from .isa import memory_effect
+
+    def compute():
+        out: dict = {}
+        for st in fa.fn.statements:
+            if st.is_label:
+                continue
+            eff = memory_effect(st.opcode)
+            if not eff or state_space(st.opcode) not in ("global", "generic") \
+                    or st.base in _HANDLE_OPS:
+                continue
+            ref = _ref_of_root(fa.fn, access_root(fa, st.index))
+            if ref is None:
+                continue
+            use = out.setdefault(ref, {"read": None, "write": None})
+            kinds = {"read": ("read",), "write": ("write",), "atomic": ("read", "write"),
+                     "copy": ("read",), "prefetch": ()}.get(eff, ())
+            for k in kinds:
+                if use[k] is None:
+                    use[k] = st.index
+        return out
+    return fa.derived(("paramroles.uses",), compute)
+
+
+def write_only_pointer(fa) -> Optional[ParamRef]:
+    """The first (parameter order, offset) pointer the kernel writes through and never
+    reads: where a debug stage can store without changing what the kernel computes."""
+    order = {p.name: i for i, p in enumerate(fa.fn.params)}
+    cands = [r for r, u in pointer_uses(fa).items() if u["write"] and not u["read"]]
+    cands.sort(key=lambda r: (order.get(r.name, 0), r.offset))
+    return cands[0] if cands else None

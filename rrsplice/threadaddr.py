@@ -160,3 +160,53 @@ def destination_position(st, reg: str) -> Optional[int]:
     items = list(dst.items) if isinstance(dst, Vector) else [dst]
     return next((i for i, it in enumerate(items)
                  if isinstance(it, Reg) and it.key == reg), None)
+
+
+_ADDITIVE = frozenset({"add", "sub", "mad", "mov", "cvta", "cvt"})
+_UNKNOWN = "?"
+
+
+def pointer_root(fa, index: int, op) -> Optional[str]:
+    """The root pointer of operand `op` at statement `index` whatever its integer part: only
+    `add`/`sub`/`mad`/`mov`/`cvt`/`cvta` carry a pointer; any other integer instruction
+    (`bfi`, `mul`, `and`, ...) yields an integer, a load of anything but a parameter an
+    unknown value. None unless exactly one root is found."""
+    got = _root(fa, index, op)
+    return None if got in (None, _UNKNOWN) else got
+
+
+def _root(fa, index: int, op):
+    ev = _eval(fa)
+    if isinstance(op, Symbol):
+        return ev.operand(index, op, 0)[0]
+    if not isinstance(op, Reg) or op.special:
+        return None                                  # an integer
+    defs = fa.reaching_defs(index, op.key)
+    if len(defs) != 1:
+        return _UNKNOWN
+    memo = fa.derived(("threadaddr.roots",), dict)
+    key = (defs[0], op.key)
+    if key in memo:
+        return memo[key]
+    memo[key] = _UNKNOWN
+    st = fa.fn.statements[defs[0] - 1]
+    got = _root_of_def(fa, st)
+    memo[key] = got
+    return got
+
+
+def _root_of_def(fa, st):
+    ops = st.operands
+    if st.base == "ld":
+        v = _eval(fa).defined(st.index, ops[0].key, 0) if isinstance(ops[0], Reg) else None
+        return v[0] if v is not None and v[0] is not None else _UNKNOWN
+    if st.base not in _ADDITIVE:
+        return None if st.base in INT_EVAL or st.base in ("bfi", "bfe", "selp", "min",
+                                                           "max", "prmt") else _UNKNOWN
+    roots = {_root(fa, st.index, o) for o in ops[1:]}
+    if _UNKNOWN in roots:
+        return _UNKNOWN
+    roots.discard(None)
+    if len(roots) > 1 or (roots and st.base == "sub" and _root(fa, st.index, ops[-1])):
+        return _UNKNOWN
+    return roots.pop() if roots else None
