@@ -117,7 +117,7 @@ def _layer(fn, fa, maps) -> dict:
         params[p.name] = Ev(p.byte_size, f"line {p.line}: .param {p.name} "
                                          f"({p.byte_size} bytes)")
     out["params"] = params
-    from .paramroles import bias_param, weight_param
+    from .paramroles import bias_param, weight_named, weight_param
     p0 = fn.params[0].name if fn.params else None
     names = {p.name for p in fn.params}
     b_load = next((f.source.load for pm in maps for f in pm.b if f.source is not None), None)
@@ -140,6 +140,7 @@ def _layer(fn, fa, maps) -> dict:
     out["param_reads"] = dict(sorted(reads.items(), key=lambda kv: (
         kv[0].startswith("+") is False, kv[0].rpartition("+")[0], kv[1].value)))
     out["weight_param"] = Ev(str(w) if w is not None else None,
+                             "named by W_PARAM / --weight-param" if weight_named(fa) else
                              "the pointer the B fragments load from (rrsplice.paramroles)"
                              if w is not None else "no B fragment loads through a parameter's "
                              "pointer; a recipe can name it with W_PARAM", verified=w is not None)

@@ -24,6 +24,7 @@ _WEIGHT_KEY = ("paramroles.weight",)
 # texture and surface instructions address through a handle, not a pointer
 _HANDLE_OPS = frozenset({"tex", "tld4", "txq", "suld", "sust", "sured", "suq", "istypep"})
 _BIAS_KEY = ("paramroles.bias",)
+_NAMED_KEY = ("paramroles.weight_named",)
 
 
 @dataclass(frozen=True)
@@ -116,6 +117,11 @@ def weight_param(fa) -> Optional[ParamRef]:
     return fa.derived(_WEIGHT_KEY, find)
 
 
+def weight_named(fa) -> bool:
+    """True when a recipe or the command line named the weight parameter."""
+    return fa.derived(_NAMED_KEY, lambda: False)
+
+
 def bias_param(fa) -> Optional[ParamRef]:
     """The parameter field the mma's C operands that no mma produced load from."""
     def find():
@@ -132,9 +138,29 @@ def bias_param(fa) -> Optional[ParamRef]:
 
 
 def name_weight(fa, ref: Optional[ParamRef]) -> None:
-    """Record the weight parameter a recipe or the command line names, before any analysis
-    of `fa` asks for it (analyses remember what they computed)."""
+    """Record the weight parameter a recipe or the command line names; the evaluators that
+    remember the weight pointer for `fa` are dropped so they see it."""
     fa._derived[_WEIGHT_KEY] = ref
+    fa._derived[_NAMED_KEY] = True
+    from . import laneaddr, provenance
+    provenance._ENGINES_BY_ID.pop(id(fa), None)
+    laneaddr._EVALS.pop(id(fa), None)
+
+
+def name_bias(fa, ref: Optional[ParamRef]) -> None:
+    """Record the bias parameter a recipe names."""
+    fa._derived[_BIAS_KEY] = ref
+
+
+def apply_recipe_roles(fa, rec, weight: Optional[str] = None) -> None:
+    """Name the weight and bias parameters a recipe gives (`W_PARAM`, `BIAS_PARAM`), or
+    `weight` from the command line; RecipeError-style ValueError on a bad name."""
+    w = weight if weight is not None else (rec.const("W_PARAM") if rec is not None else None)
+    if w is not None:
+        name_weight(fa, parse_ref(fa.fn, str(w)))
+    b = rec.const("BIAS_PARAM") if rec is not None else None
+    if b is not None:
+        name_bias(fa, parse_ref(fa.fn, str(b)))
 
 
 def access_root(fa, d: int) -> Optional[str]:

@@ -202,3 +202,53 @@ def test_same_address_is_the_same_value_only_without_a_store_between(tmp_path, s
     assert (key["%r5"] == key["%r3"]) is (store == "")    # a store or a label between
     assert key["%r6"] != key["%r3"]                       # .nc: another kind of load
     assert key["%r7"] != key["%r6"]                       # another address
+
+
+_HEADER_ROW = __import__("re").compile(
+    r"^\s+(%\w+): phase 1 tile \((\d+), (\d+)\) r(\d): ([ACD])\[(\d+)\.\.(\d+)\]\[(\d+)\.\.(\d+)\]",
+    __import__("re").M)
+
+
+@pytest.mark.parametrize("stem", ["frag_breload", "frag_areload"])
+def test_scaffolded_header_maps_and_roles_match_the_generator(tmp_path, stem):
+    """`recipe new` over the whole mma region: every A and D register its header maps sits at
+    the rows and columns the source's (m-tile, n-tile, k-slice) give it, and W_PARAM,
+    BIAS_PARAM, DEBUG_PARAM name the generator's B, bias and output pointers."""
+    from rrsplice.scaffold import new_recipe
+    truth = json.loads((FRAG / f"{stem}.truth.json").read_text())
+    m = cache.load_module(FRAG / f"{stem}.ptx")
+    fn, _ = select_function(m, None)
+    mmas = [st for st in fn.statements if not st.is_label and st.base == "mma"]
+    out = tmp_path / "r.py"
+    new_recipe("fb", FRAG / f"{stem}.ptx", f"s{mmas[0].index}-s{mmas[-1].index}", abi="param",
+             out=out, occupancy=False)
+    text = out.read_text()
+    a_of, d_of = {}, {}
+    for st, (mt, nt, ks) in zip(mmas, truth["mma_order"]):
+        for j, r in enumerate(x.name for x in st.operands[1].items):
+            a_of[r] = (mt, ks, j)
+        for j, r in enumerate(x.name for x in st.operands[0].items):
+            d_of[r] = (mt, nt, j)        # the last writer of a chain's D wins
+    rows = _HEADER_ROW.findall(text)
+    assert len([r for r in rows if r[4] == "D"]) == 2 * truth["m_tiles"] * truth["n_tiles"]
+    for reg, a, b, j, mat, r0, r1, c0, c1 in rows:
+        a, b, j, r0, r1, c0, c1 = map(int, (a, b, j, r0, r1, c0, c1))
+        if mat == "A":
+            mt, ks, jj = a_of[reg]
+            assert (a, b, j) == (mt, ks, jj)
+            assert (r0, r1) == (16 * mt + 8 * (j & 1), 16 * mt + 8 * (j & 1) + 7), reg
+            assert (c0, c1) == (32 * ks + 16 * (j >> 1), 32 * ks + 16 * (j >> 1) + 15), reg
+        elif mat == "D":
+            mt, nt, jj = d_of[reg]
+            assert (a, b, j) == (mt, nt, jj)
+            assert (r0, r1, c0, c1) == (16 * mt + 8 * j, 16 * mt + 8 * j + 7, 8 * nt,
+                                        8 * nt + 7), reg
+    ns: dict = {}
+    exec(compile(text, str(out), "exec"), ns)
+    roles = {(p["name"], f["offset"]): f["role"] for p in truth["params"] for f in p["fields"]}
+
+    def role(ref):
+        name, _, off = ref.rpartition("+")
+        return roles[(name, int(off))]
+    assert (role(ns["W_PARAM"]), role(ns["BIAS_PARAM"]), role(ns["DEBUG_PARAM"])) == \
+        ("B", "bias", "out")
