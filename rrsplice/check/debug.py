@@ -139,6 +139,12 @@ def _not_always_defined(rep: Report, fn: Function, index: int, regs: list) -> di
 DEBUG_PARAM_OFFSET = 8      # legacy default of a recipe's DEBUG_PARAM_OFFSET (in param_0)
 
 
+def _const(rec, name: str):
+    """A recipe constant (set by the recipe module, or by the command line)."""
+    got = (getattr(rec, "constants", None) or {}).get(name)
+    return got if got is not None else getattr(rec.module, name, None)
+
+
 def debug_param(rec: Recipe, fn: Function, fa=None) -> tuple:
     """(ParamRef or None, how it was chosen) of the pointer the built-in debug block stores
     through: the recipe's (or `--debug-param`'s) ``DEBUG_PARAM`` ("NAME+OFFSET", "+OFFSET",
@@ -147,13 +153,13 @@ def debug_param(rec: Recipe, fn: Function, fa=None) -> tuple:
     (rrsplice.paramroles.write_only_pointer). None when there is none: the recipe must name
     one."""
     from ..paramroles import ParamRef, parse_ref, write_only_pointer
-    named = rec.const("DEBUG_PARAM", getattr(rec.module, "DEBUG_PARAM", None))
+    named = _const(rec, "DEBUG_PARAM")
     if named is not None:
         try:
             return parse_ref(fn, str(named)), f"DEBUG_PARAM = {named!r}"
         except ValueError as exc:
             raise RecipeError(rec.path, f"DEBUG_PARAM: {exc}", "DEBUG_PARAM") from None
-    off = rec.const("DEBUG_PARAM_OFFSET", getattr(rec.module, "DEBUG_PARAM_OFFSET", None))
+    off = _const(rec, "DEBUG_PARAM_OFFSET")
     if off is not None:
         if not fn.params:
             return None, f"DEBUG_PARAM_OFFSET = {off}, but {fn.name} has no parameter"
