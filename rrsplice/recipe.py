@@ -68,7 +68,7 @@ BUNDLED_CORPUS = Path(__file__).resolve().parent.parent / "corpus_fixtures"
 CONSTANTS = ("MODULE", "CALLEE", "ENTRY", "CUT_CALL", "A_REGS", "C_REGS", "RET_REGS",
              "RET_STRIDE", "SCRATCH", "W_REG", "V_REG", "PASSED", "ABI", "BODY", "TARGET",
              "OWN_SCRATCH", "ANY_MODULE", "W_PARAM", "BIAS_PARAM", "DEBUG_PARAM",
-             "DEBUG_PARAM_OFFSET")
+             "DEBUG_PARAM_OFFSET", "DEBUG_ALIAS_OK")
 
 # form -> (required keys, optional keys), from the registry (rrsplice.forms); `file` and
 # `entry` are common to all

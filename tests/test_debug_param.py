@@ -106,3 +106,13 @@ def test_debug_build_assembles(tmp_path, ptxas_path):
     out = apply(p, stage="fs.d", out=tmp_path / "dbg.ptx")
     r = ptxas(out.output, "sm_89", verbose=False, out=tmp_path / "dbg.cubin")
     assert r.ok, r.log[-2000:]
+
+
+def test_an_acknowledged_alias_is_a_warning_with_the_reason(tmp_path):
+    p = _recipe(tmp_path, "frag_struct", "DEBUG_PARAM = '+8'\nDEBUG_ALIAS_OK = 'past the bias'")
+    rep = check_recipe(p, stage="fs.d")
+    assert rep.ok
+    w = [f for f in rep.warnings if f.code == "debug-alias"]
+    assert w and "past the bias" in w[0].message
+    p = _recipe(tmp_path, "frag_struct", "DEBUG_PARAM = '+40'\nDEBUG_ALIAS_OK = 'x'")
+    assert [f.code for f in check_recipe(p, stage="fs.d").errors] == ["debug-param"]

@@ -22,6 +22,12 @@ ROOT = Path(__file__).resolve().parent.parent
 def dec2(tmp_path) -> Path:
     p = tmp_path / "swin_dec2.py"
     shutil.copyfile(ROOT / "recipes" / "swin_dec2.py", p)
+    # dec2 writes through no pointer (its output is a surface): the debug window goes into
+    # the plane arena, past what the prologue reads, as the users' own project does
+    with p.open("a") as f:
+        f.write('\nDEBUG_PARAM = "+8"\nDEBUG_BASE = 1 << 24\nDEBUG_ALIAS_OK = '
+                '"the window starts 16 MiB into the arena; the prologue reads its first '
+                'planes"\n')
     return p
 
 

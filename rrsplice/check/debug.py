@@ -191,10 +191,17 @@ def _check_debug_param(rep: Report, rec: Recipe, fn: Function) -> None:
     use = pointer_uses(fa).get(ref)
     if use is not None and use["read"] is not None:
         st = fn.statements[use["read"] - 1]
-        rep.add("error", "debug-alias", f"debug pointer {ref} ({why}) is memory the kernel "
-                f"reads ({st.sid} line {st.line}: {' '.join(st.text.split())}); the debug "
-                "stage would overwrite the kernel's own input. Name a pointer it only writes "
-                "with DEBUG_PARAM or --debug-param", st=st)
+        ok = _const(rec, "DEBUG_ALIAS_OK")
+        where = (f"debug pointer {ref} ({why}) is memory the kernel reads ({st.sid} line "
+                 f"{st.line}: {' '.join(st.text.split())})")
+        if ok:
+            rep.add("warning", "debug-alias", f"{where}; accepted because the recipe says: "
+                    f"{ok}", st=st)
+        else:
+            rep.add("error", "debug-alias", f"{where}; the debug stage would overwrite the "
+                    "kernel's own input. Name a pointer it only writes with DEBUG_PARAM or "
+                    "--debug-param, or, when the window at DEBUG_BASE provably lies outside "
+                    "what the kernel reads, say why in DEBUG_ALIAS_OK", st=st)
 
 
 def _own_debug_block(rec: Recipe) -> bool:
