@@ -117,23 +117,38 @@ def _layer(fn, fa, maps) -> dict:
         params[p.name] = Ev(p.byte_size, f"line {p.line}: .param {p.name} "
                                          f"({p.byte_size} bytes)")
     out["params"] = params
+    from .paramroles import bias_param, weight_named, weight_param
     p0 = fn.params[0].name if fn.params else None
+    names = {p.name for p in fn.params}
     b_load = next((f.source.load for pm in maps for f in pm.b if f.source is not None), None)
+    w = weight_param(fa)
     reads = {}
     for st in fn.statements:
         if st.is_label or st.base != "ld" or "param" not in st.modifiers:
             continue
         a = st.operands[1] if len(st.operands) > 1 else None
-        if a is None or type(a).__name__ != "Address" or getattr(a.base, "name", None) != p0:
+        name = getattr(getattr(a, "base", None), "name", None)
+        if a is None or type(a).__name__ != "Address" or name not in names:
             continue
         role = ""
-        if a.offset == 40 and b_load is not None:
+        if w is not None and (name, a.offset) == (w.name, w.offset) and b_load is not None:
             role = (f" (the weight image: B fragments load through it, e.g. "
                     f"{_where(fn.statements[b_load - 1])})")
-        key = f"+{a.offset}"
+        key = f"+{a.offset}" if name == p0 else f"{name}+{a.offset}"
         if key not in reads:
             reads[key] = Ev(a.offset, _where(st) + role)
-    out["param_reads"] = dict(sorted(reads.items(), key=lambda kv: kv[1].value))
+    out["param_reads"] = dict(sorted(reads.items(), key=lambda kv: (
+        kv[0].startswith("+") is False, kv[0].rpartition("+")[0], kv[1].value)))
+    out["weight_param"] = Ev(str(w) if w is not None else None,
+                             "named by W_PARAM / --weight-param" if weight_named(fa) else
+                             "the pointer the B fragments load from (rrsplice.paramroles)"
+                             if w is not None else "no B fragment loads through a parameter's "
+                             "pointer; a recipe can name it with W_PARAM", verified=w is not None)
+    bias = bias_param(fa)
+    out["bias_param"] = Ev(str(bias) if bias is not None else None,
+                           "the pointer the bias seeds load from" if bias is not None
+                           else "no bias seed loads through a parameter's pointer",
+                           verified=bias is not None)
     if maps:
         p1 = maps[0].phase
         out["tile_rows_per_warp"] = Ev(p1.m, f"phase 1 is {p1.geometry}: M = {p1.m} rows, "
@@ -197,8 +212,8 @@ def _phase(fn, fa, pm, prev, nxt) -> dict:
         hi = max(f.source.offset(0) + 4 for f in bs)
         d["b_weight_bytes"] = Ev((lo, hi), f"{len(bs)} of {len(pm.b)} B registers load from "
                                            f"the weight image; lowest {_where(stmts[min(bs, key=lambda f: f.source.offset(0)).source.load - 1])}")
-        d["b_layout"] = Ev({"lane_stride": s0.addr.coef("%tid.x") + s0.addr.coef("%laneid"),
-                            "warp_stride": s0.addr.coef("%tid.z"),
+        d["b_layout"] = Ev({"lane_stride": s0.lane_stride,
+                            "warp_stride": s0.warp_stride,
                             "load_bytes": s0.width * s0.vector},
                            f"address of {_where(stmts[s0.load - 1])}")
         d["b_fragments"] = {f"k{f.tile[0]}_n{f.tile[1]}_r{f.index}":

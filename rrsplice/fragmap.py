@@ -22,6 +22,7 @@ from dataclasses import dataclass, field
 from typing import Optional
 
 from .fraglayout import Layout, LayoutError, mma_layouts
+from .fragvalue import value_key
 from .laneaddr import LaneLoad, weight_load
 
 
@@ -89,9 +90,12 @@ class FragReg:
                 f"{expr(self.col_base, r.col_lane, r.col_off)}")
         if self.source is not None:
             s = self.source
-            stride = s.addr.coef("%tid.x") + s.addr.coef("%laneid")
-            text += (f"; weight byte = {s.offset(0)}" + (f" + {stride}*lane" if stride else "")
-                     + (f" + {s.addr.coef('%tid.z')}*warp" if s.addr.coef("%tid.z") else "")
+            stride = s.lane_stride
+            lane_text = (f" + {stride}*lane" if stride else "") if stride is not None else \
+                " + (per-lane: " + ", ".join(str(s.offset(i) - s.offset(0))
+                                             for i in range(8)) + ", ...)[lane]"
+            text += (f"; weight byte = {s.offset(0)}" + lane_text
+                     + (f" + {s.warp_stride}*warp" if s.warp_stride else "")
                      + ((" + e" if lay.elem_bits == 8 else f" + {lay.elem_bits // 8}*e") if lay.per_reg > 1 else ""))
         return text
 
@@ -103,8 +107,8 @@ class FragReg:
         if self.source is not None:
             s = self.source
             d["weight"] = {"offset": s.offset(0),
-                           "lane_stride": s.addr.coef("%tid.x") + s.addr.coef("%laneid"),
-                           "warp_stride": s.addr.coef("%tid.z"), "load": f"s{s.load}",
+                           "lane_stride": s.lane_stride,
+                           "warp_stride": s.warp_stride, "load": f"s{s.load}",
                            "load_bytes": s.width * s.vector}
         if elements:
             d["elements"] = [list(x) for x in self.elements()]
@@ -145,7 +149,9 @@ class FragMapError(ValueError):
 
 
 def _key(fa, index: int, regs: tuple) -> tuple:
-    return tuple((r, tuple(fa.reaching_defs(index, r))) for r in regs)
+    """Each register with the identity of its value (rrsplice.fragvalue), so a fragment
+    loaded again into a new register is the same tile."""
+    return tuple((r, value_key(fa, index, r)) for r in regs)
 
 
 def phase_map(fn, fa, phase) -> PhaseMap:
@@ -165,8 +171,10 @@ def phase_map(fn, fa, phase) -> PhaseMap:
         mmas = [by_index[i] for i in chain]
         a_seq = tuple(_key(fa, m.index, m.a) for m in mmas)
         b_seq = tuple(_key(fa, m.index, m.b) for m in mmas)
-        mt = m_ids.setdefault(a_seq, len(m_ids))
-        nt = n_ids.setdefault(b_seq, len(n_ids))
+        a_ids = tuple(tuple(v for _, v in x) for x in a_seq)
+        b_ids = tuple(tuple(v for _, v in x) for x in b_seq)
+        mt = m_ids.setdefault(a_ids, len(m_ids))
+        nt = n_ids.setdefault(b_ids, len(n_ids))
         for ks, m in enumerate(mmas):
             for j, r in enumerate(m.a):
                 key = ("A", r, a_seq[ks][j][1])

@@ -4,9 +4,12 @@
 of warp 0). A fragment map needs every lane's bytes, so this module evaluates the address
 as `const + sum(coefficient x atom)` where the atoms are special registers (`%tid.x`,
 `%laneid`, `%tid.z`, `%ctaid.x`, ...) and pointer roots (`W` for the weight image, the
-`param_0+40` pointer; `param+N` for other parameter loads). Integer `mov`, `cvt`, `cvta`,
+parameter field rrsplice.paramroles finds the B fragments loading from; `param+N` for other
+parameter loads). Integer `mov`, `cvt`, `cvta`,
 `add`, `sub`, `mul`/`mad` by a constant (`.lo` and `.wide`) and `shl` by a constant are
-followed through reaching definitions; anything else makes the form unknown (None).
+followed through reaching definitions. Where that fails (nvcc's `lane & 3`, `lane >> 2`
+bit fields), the address is evaluated lane by lane (rrsplice.threadaddr) and the LaneLoad
+carries the 32 offsets of warp 0 instead of a linear form.
 """
 
 from __future__ import annotations
@@ -44,15 +47,31 @@ class LaneLoad:
     """Where a register's value was loaded from: the load statement and the element's
     address as a linear form (`addr.const` is the lane-0, warp-0 byte offset from the root)."""
     load: int          # statement number of the load
-    addr: Linear
+    addr: Linear       # without a linear form: Linear(lane-0 offset, (root, 1)) and `lanes`
     width: int         # bytes of the loaded element
     vector: int        # elements in the load (1, 2, 4)
+    lanes: Optional[tuple] = None      # per-lane offsets of warp 0, and tid.z's step
+    warp_step: int = 0
 
     def offset(self, lane: int = 0, warp_z: int = 0) -> int:
         """Byte offset from the root for thread (lane, 0, warp_z) of block 0."""
+        if self.lanes is not None:
+            return self.lanes[lane] + warp_z * self.warp_step
         a = self.addr
         return (a.const + lane * (a.coef("%tid.x") + a.coef("%laneid"))
                 + warp_z * a.coef("%tid.z"))
+
+    @property
+    def lane_stride(self) -> Optional[int]:
+        """Bytes from one lane to the next, None when the lanes are not evenly spaced."""
+        if self.lanes is None:
+            return self.addr.coef("%tid.x") + self.addr.coef("%laneid")
+        steps = {b - a for a, b in zip(self.lanes, self.lanes[1:])}
+        return steps.pop() if len(steps) == 1 else None
+
+    @property
+    def warp_stride(self) -> int:
+        return self.warp_step if self.lanes is not None else self.addr.coef("%tid.z")
 
 
 def _imm(op) -> Optional[int]:
@@ -63,7 +82,9 @@ class _Eval:
     def __init__(self, fa):
         self.fa = fa
         self.stmts = fa.fn.statements
-        self.p0 = fa.fn.params[0].name if fa.fn.params else None
+        from .paramroles import weight_param
+        w = weight_param(fa)
+        self.weight = (w.name, w.offset) if w is not None else None
         self.memo: dict = {}
 
     def at(self, index: int, reg: str) -> Optional[Linear]:
@@ -98,7 +119,7 @@ class _Eval:
             a = ops[1]
             if isinstance(a.base, Reg) or a.base is None:
                 return None
-            if a.base.name == self.p0 and a.offset == 40:
+            if (a.base.name, a.offset) == self.weight:
                 return Linear(0, ((WEIGHT, 1),))
             return Linear(0, ((f"{a.base.name}+{a.offset}", 1),))
         srcs = [self.operand(d, op) for op in ops[1:]]
@@ -167,10 +188,29 @@ def loaded_from(fa, index: int, reg: str) -> Optional[LaneLoad]:
             return None
         addr = ev.at(d, a.base.name)
         if addr is None:
-            return None
+            return _per_lane(fa, ev, d, pos, width, len(items))
         return LaneLoad(load=d, addr=addr + Linear(a.offset + pos * width), width=width,
                         vector=len(items))
     return None
+
+
+def _per_lane(fa, ev, d: int, pos: int, width: int, vector: int) -> Optional[LaneLoad]:
+    """A LaneLoad from lane-by-lane evaluation (rrsplice.threadaddr), root named like the
+    linear form's atoms (W for the weight parameter)."""
+    from .threadaddr import LANES, PROBES, load_addresses
+    got = load_addresses(fa, d)
+    if got is None:
+        return None
+    root, offs = got
+    name = root[len("param:"):] if root.startswith("param:") else root
+    pname, _, poff = name.rpartition("+")
+    if ev.weight is not None and root.startswith("param:") and poff.isdigit() \
+            and (pname, int(poff)) == ev.weight:
+        name = WEIGHT
+    tz = next(i for i, p in enumerate(PROBES) if p["%tid.z"] == 1)
+    lanes = tuple(o + pos * width for o in offs[:LANES])
+    return LaneLoad(load=d, addr=Linear(lanes[0], ((name, 1),)), width=width, vector=vector,
+                    lanes=lanes, warp_step=offs[tz] - offs[0])
 
 
 def weight_load(fa, index: int, reg: str) -> Optional[LaneLoad]:

@@ -13,7 +13,8 @@ since the previous mma,
 
 Geometry comes from the fragment structure, never from fragment counts: K = k x chain
 length, M = m x (distinct A-fragment sequences among the chains), N = n x (distinct
-B-fragment sequences). A 48x96x128 m16n8k32 phase has 12 A fragments = 3 m-tiles x 4
+B-fragment sequences). Fragments are told apart by value (rrsplice.fragvalue: the same
+address loaded again into a new register is the same fragment), not by register. A 48x96x128 m16n8k32 phase has 12 A fragments = 3 m-tiles x 4
 k-slices, not 12 m-tiles.
 
 With a FunctionAnalysis (rrsplice.dataflow.analyze) chains are confirmed with reaching
@@ -437,7 +438,7 @@ def phases(fn: Function, fa=None) -> list[Phase]:
     for p in range(nphase):
         ms = by_phase[p]
         chs = sorted(chains_by_phase.get(p, []), key=lambda c: c[0])
-        ph = _build_phase(p, ms, chs, sc, mma_at, prov)
+        ph = _build_phase(p, ms, chs, sc, mma_at, prov, fa)
         if cross[p]:
             ph.notes.append(f"{cross[p]} chain(s) continue an accumulator of an earlier phase")
         out.append(ph)
@@ -457,11 +458,17 @@ def _provenance_helpers(fa):
     return lambda index, reg: weight_offset(fa, index, reg)
 
 
-def _frag_key(sc: _Scan, idx: int, regs: tuple) -> tuple:
+def _frag_key(sc: _Scan, idx: int, regs: tuple, fa=None) -> tuple:
+    """What identifies a fragment: the value of each register (rrsplice.fragvalue) with an
+    analysis, else the register and its definition in straight-line code."""
+    if fa is not None:
+        from .fragvalue import value_key
+        return tuple(value_key(fa, idx, r) for r in regs)
     return tuple((r, sc.frag_def.get((idx, r))) for r in regs)
 
 
-def _build_phase(p: int, ms: list, chs: list, sc: _Scan, mma_at: dict, prov) -> Phase:
+def _build_phase(p: int, ms: list, chs: list, sc: _Scan, mma_at: dict, prov,
+                 fa=None) -> Phase:
     first, last = ms[0], ms[-1]
     reason, at, reg = sc.phase_starts[p]
     shapes = Counter(m.shape for m in ms)
@@ -478,8 +485,8 @@ def _build_phase(p: int, ms: list, chs: list, sc: _Scan, mma_at: dict, prov) -> 
     b_seq_ids: dict = {}
     pairs = []
     for c in chs:
-        a_seq = tuple(_frag_key(sc, i, mma_at[i].a) for i in c)
-        b_seq = tuple(_frag_key(sc, i, mma_at[i].b) for i in c)
+        a_seq = tuple(_frag_key(sc, i, mma_at[i].a, fa) for i in c)
+        b_seq = tuple(_frag_key(sc, i, mma_at[i].b, fa) for i in c)
         pairs.append((a_seq_ids.setdefault(a_seq, len(a_seq_ids)),
                       b_seq_ids.setdefault(b_seq, len(b_seq_ids))))
     m_tiles, n_tiles = len(a_seq_ids), len(b_seq_ids)
@@ -488,7 +495,7 @@ def _build_phase(p: int, ms: list, chs: list, sc: _Scan, mma_at: dict, prov) -> 
     # fragments in first-use order
     a_frags, b_frags, seen_a, seen_b = [], [], set(), set()
     for m in ms:
-        ka, kb = _frag_key(sc, m.index, m.a), _frag_key(sc, m.index, m.b)
+        ka, kb = _frag_key(sc, m.index, m.a, fa), _frag_key(sc, m.index, m.b, fa)
         if ka not in seen_a:
             seen_a.add(ka)
             a_frags.append(m.a)

@@ -16,7 +16,8 @@ small symbolic value:
                                      NAME_param_0)
     Param(name, offset)              a kernel-parameter load (`ld.param [NAME_param_0+40]`)
     WeightImage()                    the globalised weight image (`cvta.to.global` of the
-                                     param_0+40 load)
+                                     parameter field the B fragments load from, found by
+                                     rrsplice.paramroles: any parameter, any offset)
     SharedAddr(symbol, offset, dynamic)   the address of a `.shared` symbol plus offset
     Offset(base, offset, dynamic)    pointer arithmetic on ParamBlock/Param/WeightImage/Load
     Load(space, base, offset, index, dynamic, width)  a value loaded from `base`
@@ -313,9 +314,19 @@ class _Engine:
             self.rd_cache[key] = got
         return got
 
+    @property
+    def weight(self):
+        """(parameter, offset) of the weight pointer (rrsplice.paramroles), or None."""
+        w = getattr(self, "_weight", False)
+        if w is False:
+            from .paramroles import weight_param
+            ref = weight_param(self.fa)
+            w = self._weight = (ref.name, ref.offset) if ref is not None else None
+        return w
+
     def is_weight(self, root) -> bool:
         return isinstance(root, WeightImage) or (
-            isinstance(root, Param) and root.name == self.p0 and root.offset == 40)
+            isinstance(root, Param) and (root.name, root.offset) == self.weight)
 
     # public
     def machine_state(self, reg: str) -> bool:

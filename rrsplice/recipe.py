@@ -31,8 +31,10 @@ Options combinable with every form (and with each other), see :mod:`rrsplice.rew
 ``apply --all`` and the hook apply it to every matching kernel of a corpus).
 
 Module constants (``MODULE``, ``CALLEE``, ``A_REGS``, ``C_REGS``, ``RET_REGS``, ``SCRATCH``,
-``W_REG``, ``V_REG``, ``RET_STRIDE``, ``ENTRY``, ``ANY_MODULE``) are read when present, never
-required.
+``W_REG``, ``V_REG``, ``RET_STRIDE``, ``ENTRY``, ``ANY_MODULE``, and the parameter roles
+``W_PARAM``, ``BIAS_PARAM``, ``DEBUG_PARAM`` -- ``"NAME+OFFSET"``, ``"+OFFSET"`` (in the first
+parameter) or a parameter number ``"1"``, see :mod:`rrsplice.paramroles`) are read when present,
+never required.
 
 The PTX module is resolved by :func:`resolve_module`: ``--corpus DIR``, ``$RRSPLICE_CORPUS``,
 ``[tool.rrsplice] corpus``, ``~/.cache/d4r-rr-corpus``, the bundled ``corpus_fixtures/``; a
@@ -63,7 +65,8 @@ BUNDLED_CORPUS = Path(__file__).resolve().parent.parent / "corpus_fixtures"
 
 CONSTANTS = ("MODULE", "CALLEE", "ENTRY", "CUT_CALL", "A_REGS", "C_REGS", "RET_REGS",
              "RET_STRIDE", "SCRATCH", "W_REG", "V_REG", "PASSED", "ABI", "BODY", "TARGET",
-             "OWN_SCRATCH", "ANY_MODULE")
+             "OWN_SCRATCH", "ANY_MODULE", "W_PARAM", "BIAS_PARAM", "DEBUG_PARAM",
+             "DEBUG_PARAM_OFFSET", "DEBUG_ALIAS_OK")
 
 # form -> (required keys, optional keys), from the registry (rrsplice.forms); `file` and
 # `entry` are common to all

@@ -403,7 +403,7 @@ def new_recipe(name: str, module, rng_text: str, *, abi: str = "scratch",
                        c_regs=c_regs, other_regs=other_regs, ret_regs=ret_regs, types=types,
                        scratch=sym, w_reg=w_reg, v_reg=v_reg, layout_size=size, slots=slots,
                        shared=shared, barrier=barrier, own=sym_bytes if own else None,
-                       exits=exits, head=head)
+                       exits=exits, head=head, roles=_param_roles(fa))
 
     def measure(recipe_path: Path) -> None:
         if own is not None and occupancy:
@@ -663,6 +663,13 @@ OWN_SCRATCH = {own!r}
 SLOTS = {slots!r}
 W_REG = {w_reg!r}
 V_REG = {v_reg!r}
+# kernel parameters by role ("NAME+OFFSET"; rrsplice.paramroles): the pointer the B fragments
+# load from, the one the bias seeds load from, and the one a debug stage's built-in block
+# stores through -- one the kernel only writes (`check --debug` refuses a pointer the kernel
+# reads through, or an offset past the parameter's end; `--debug-param` overrides it)
+W_PARAM = {w_param!r}
+BIAS_PARAM = {bias_param!r}
+DEBUG_PARAM = {debug_param!r}
 # `bar.sync 0` after the scratch reads: the block may run several warps and the kernel uses
 # the scratch array itself; the native body must execute a block barrier before its stores
 BLOCK_BARRIER = {barrier!r}
@@ -825,9 +832,17 @@ def _module_reference(module: Path, recipe_path: Path) -> str:
     return rel if os.sep in rel else f"./{rel}"
 
 
+def _param_roles(fa) -> dict:
+    """W_PARAM, BIAS_PARAM and DEBUG_PARAM as found by rrsplice.paramroles (None: none)."""
+    from .paramroles import bias_param, weight_param, write_only_pointer
+    return {k: (str(v) if v is not None else None) for k, v in (
+        ("w_param", weight_param(fa)), ("bias_param", bias_param(fa)),
+        ("debug_param", write_only_pointer(fa)))}
+
+
 def _render(*, name, doc, module, entry, callee, cut, abi, a_regs, c_regs, other_regs,
             ret_regs, types, scratch, w_reg, v_reg, layout_size, slots, shared=(),
-            barrier=False, own=None, exits=(), head=()) -> str:
+            barrier=False, own=None, exits=(), head=(), roles=None) -> str:
     wrapped = []
     for para in doc:
         wrapped.extend(_wrap(para) if para else [""])
@@ -845,6 +860,8 @@ def _render(*, name, doc, module, entry, callee, cut, abi, a_regs, c_regs, other
                             shared=_pylist(list(shared), per_line=1), barrier=bool(barrier), own=own,
                             exits=_pylist(list(exits), per_line=1),
                             head=_pylist(list(head), per_line=1),
+                            **(roles or {"w_param": None, "bias_param": None,
+                                         "debug_param": None}),
                             layer=name[5:] if name.startswith("swin_") and len(name) > 5
                             else name)
 

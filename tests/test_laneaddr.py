@@ -5,6 +5,7 @@ from __future__ import annotations
 from rrsplice import parse
 from rrsplice.dataflow import analyze
 from rrsplice.laneaddr import loaded_from, weight_load
+from rrsplice.paramroles import ParamRef, name_weight, weight_param
 
 SRC = """.version 8.7
 .target sm_89
@@ -38,8 +39,20 @@ SRC = """.version 8.7
 
 
 def _fa():
+    """The kernel has no mma, so no weight pointer is found by provenance; it is named here
+    as a recipe's W_PARAM = "+40" would."""
     fn = parse(SRC, filename="k.ptx").functions[0]
-    return fn, analyze(fn)
+    fa = analyze(fn)
+    assert weight_param(fa) is None
+    name_weight(fa, ParamRef("k_param_0", 40, 96))
+    return fn, fa
+
+
+def test_without_a_named_weight_pointer_nothing_is_a_weight_load():
+    fn = parse(SRC, filename="k.ptx").functions[0]
+    fa = analyze(fn)
+    use = next(st.index for st in fn.statements if st.text.startswith("add.s32 %r10"))
+    assert weight_param(fa) is None and weight_load(fa, use, "%r6") is None
 
 
 def test_vector_element_through_a_copy_has_lane_and_warp_strides():
@@ -55,7 +68,10 @@ def test_vector_element_through_a_copy_has_lane_and_warp_strides():
 def test_non_linear_address_and_other_roots_are_not_weight_loads():
     fn, fa = _fa()
     use = next(st.index for st in fn.statements if st.text.startswith("add.s32 %r10"))
-    assert loaded_from(fa, use, "%r8") is None      # and.b32 of %tid.x: not linear
+    # and.b32 of %tid.x: no linear form, so the offsets are evaluated lane by lane
+    lanes = loaded_from(fa, use, "%r8")
+    assert lanes is not None and lanes.lanes is not None and lanes.lane_stride is None
+    assert [lanes.offset(i) for i in range(6)] == [0, 1, 2, 3, 0, 1]
     last = next(st.index for st in fn.statements if st.text.startswith("add.s32 %r11"))
     other = loaded_from(fa, last, "%r9")
     assert other is not None and weight_load(fa, last, "%r9") is None

@@ -23,8 +23,14 @@ SCRATCH2 = "_ZZ33cuda_dldn_engine_swin_dec2_kernel33DldnEngineSwinEncParamsStruc
 
 
 def fa_of(text: str):
+    """The snippets have no mma, so provenance finds no weight pointer: name the DLSS one,
+    as a recipe's W_PARAM = "+40" does."""
+    from rrsplice.paramroles import name_weight, parse_ref, weight_param
     fn = parse(body(text).encode(), filename="t.ptx").functions[0]
-    return analyze(fn)
+    fa = analyze(fn)
+    if weight_param(fa) is None and fn.params:
+        name_weight(fa, parse_ref(fn, "+40"))
+    return fa
 
 
 def sid(fa, needle: str) -> int:

@@ -22,6 +22,12 @@ ROOT = Path(__file__).resolve().parent.parent
 def dec2(tmp_path) -> Path:
     p = tmp_path / "swin_dec2.py"
     shutil.copyfile(ROOT / "recipes" / "swin_dec2.py", p)
+    # dec2 writes through no pointer (its output is a surface): the debug window goes into
+    # the plane arena, past what the prologue reads, as the users' own project does
+    with p.open("a") as f:
+        f.write('\nDEBUG_PARAM = "+8"\nDEBUG_BASE = 1 << 24\nDEBUG_ALIAS_OK = '
+                '"the window starts 16 MiB into the arena; the prologue reads its first '
+                'planes"\n')
     return p
 
 
@@ -67,9 +73,11 @@ def test_registers_must_be_defined_on_every_path(dec2):
 
 def test_guarded_definition_is_not_every_path(tmp_path):
     # cfg_loops: %r10 is written on both diamond arms; %r9 only in the loop, which the
-    # side entry into $L__BB0_3 skips
+    # side entry into $L__BB0_3 skips. cfg_loops reads through its only pointer, so the
+    # built-in block has nowhere safe to store: the recipe brings its own debug block
     p = tmp_path / "cfg.py"
-    p.write_text("F = 'small/cfg_loops.ptx'\n\ndef recipe():\n    return dict(file=F)\n")
+    p.write_text("F = 'small/cfg_loops.ptx'\n\ndef recipe():\n    return dict(file=F)\n\n"
+                 "def debug_block(regs):\n    return '\\t// ' + ' '.join(regs)\n")
     assert add_stage(p, line=111, regs="%r10", name="join")["name"] == "cfg.join"
     with pytest.raises(StageError, match="%r9 is not defined on every path"):
         add_stage(p, line=111, regs="%r9")

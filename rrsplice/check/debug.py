@@ -61,6 +61,11 @@ def _check_point(rep: Report) -> None:
         for r, why in undefined.items():
             rep.add("error", "stage-undefined", f"{r} is not defined on every path to line "
                     f"{line} ({why})", st=last, registers=[r])
+    if not _own_debug_block(rec):
+        _check_debug_param(rep, rec, fn)
+        if any(f.severity == "error" and f.code in ("debug-param", "debug-alias")
+               for f in rep.findings):
+            return
     blk = debug_block_text(rec, t, fn)
     sp = _check_splice_text(rep, blk, None, fn, "debug block", need_call=False)
     del sp
@@ -138,7 +143,77 @@ def _not_always_defined(rep: Report, fn: Function, index: int, regs: list) -> di
 
 # ------------------------------------------------------------------ debug blocks
 
-DEBUG_PARAM_OFFSET = 8      # the plane arena pointer in param_0, as the seed project stores
+DEBUG_PARAM_OFFSET = 8      # legacy default of a recipe's DEBUG_PARAM_OFFSET (in param_0)
+
+
+def _const(rec, name: str):
+    """A recipe constant (set by the recipe module, or by the command line)."""
+    got = (getattr(rec, "constants", None) or {}).get(name)
+    return got if got is not None else getattr(rec.module, name, None)
+
+
+def debug_param(rec: Recipe, fn: Function, fa=None) -> tuple:
+    """(ParamRef or None, how it was chosen) of the pointer the built-in debug block stores
+    through: the recipe's (or `--debug-param`'s) ``DEBUG_PARAM`` ("NAME+OFFSET", "+OFFSET",
+    a parameter number); else a recipe's ``DEBUG_PARAM_OFFSET`` inside the first parameter;
+    else the first pointer the kernel writes through and never reads
+    (rrsplice.paramroles.write_only_pointer). None when there is none: the recipe must name
+    one."""
+    from ..paramroles import ParamRef, parse_ref, write_only_pointer
+    named = _const(rec, "DEBUG_PARAM")
+    if named is not None:
+        try:
+            return parse_ref(fn, str(named)), f"DEBUG_PARAM = {named!r}"
+        except ValueError as exc:
+            raise RecipeError(rec.path, f"DEBUG_PARAM: {exc}", "DEBUG_PARAM") from None
+    off = _const(rec, "DEBUG_PARAM_OFFSET")
+    if off is not None:
+        if not fn.params:
+            return None, f"DEBUG_PARAM_OFFSET = {off}, but {fn.name} has no parameter"
+        p0 = fn.params[0]
+        return ParamRef(p0.name, int(off), p0.byte_size), f"DEBUG_PARAM_OFFSET = {off}"
+    if fa is None:
+        from ..cache import load_analysis
+        fa = load_analysis(fn.module, fn) if fn.module is not None else None
+    ref = write_only_pointer(fa) if fa is not None else None
+    return ref, ("the first pointer the kernel writes through and never reads"
+                 if ref is not None else "no pointer parameter the kernel only writes through")
+
+
+def _check_debug_param(rep: Report, rec: Recipe, fn: Function) -> None:
+    """The built-in debug block stores through a parameter's pointer: refuse one past the
+    parameter's end, or one the kernel reads through (the debug build would change its own
+    inputs)."""
+    from ..paramroles import pointer_uses
+    fa = _analyze(rep, fn)
+    ref, why = debug_param(rec, fn, fa)
+    if ref is None:
+        rep.add("error", "debug-param", f"no debug pointer: {why}; name one with "
+                "DEBUG_PARAM = 'NAME+OFFSET' in the recipe or --debug-param")
+        return
+    if ref.param_size is not None and ref.offset + 8 > ref.param_size:
+        rep.add("error", "debug-param", f"debug pointer {ref} ({why}) reads 8 bytes at "
+                f"+{ref.offset} of {ref.name}, which is {ref.param_size} bytes: past its end")
+        return
+    use = pointer_uses(fa).get(ref)
+    if use is not None and use["read"] is not None:
+        st = fn.statements[use["read"] - 1]
+        ok = _const(rec, "DEBUG_ALIAS_OK")
+        where = (f"debug pointer {ref} ({why}) is memory the kernel reads ({st.sid} line "
+                 f"{st.line}: {' '.join(st.text.split())})")
+        if ok:
+            rep.add("warning", "debug-alias", f"{where}; accepted because the recipe says: "
+                    f"{ok}", st=st)
+        else:
+            rep.add("error", "debug-alias", f"{where}; the debug stage would overwrite the "
+                    "kernel's own input. Name a pointer it only writes with DEBUG_PARAM or "
+                    "--debug-param, or, when the window at DEBUG_BASE provably lies outside "
+                    "what the kernel reads, say why in DEBUG_ALIAS_OK", st=st)
+
+
+def _own_debug_block(rec: Recipe) -> bool:
+    blk = rec.debug_block if rec.form == "debug" else None
+    return blk is not None or getattr(rec.module, "debug_block", None) is not None
 
 
 def debug_block_text(rec: Recipe, t: Target, fn: Function) -> str:
@@ -163,8 +238,8 @@ def debug_block_text(rec: Recipe, t: Target, fn: Function) -> str:
 def builtin_debug_block(rec: Recipe, fn: Function, regs: list, stage: Optional[str]) -> str:
     """Store `regs` (u32 each) to a window of a parameter buffer.
 
-    The buffer is the u64 pointer at ``param_0 + DEBUG_PARAM_OFFSET`` (recipe constant,
-    default 8: the plane arena); each thread stores its registers at
+    The buffer is the u64 pointer :func:`debug_param` names (``DEBUG_PARAM``, else
+    ``param_0 + DEBUG_PARAM_OFFSET``, else the first pointer the kernel only writes); each thread stores its registers at
     ``base + block*slot + lane*len(regs)*4`` where ``block`` is the linear block index,
     ``lane`` the thread's linear index in its block, ``base`` = ``DEBUG_BASE`` (default 0)
     and ``slot`` = ``DEBUG_SLOT`` (default: threads per block from ``.maxntid``, else 1024,
@@ -172,7 +247,10 @@ def builtin_debug_block(rec: Recipe, fn: Function, regs: list, stage: Optional[s
     the block. 16/64-bit registers are converted to u32 and predicates to 0/1.
     """
     mod = rec.module
-    off = getattr(mod, "DEBUG_PARAM_OFFSET", DEBUG_PARAM_OFFSET)
+    ref, why = debug_param(rec, fn)
+    if ref is None:
+        raise RecipeError(rec.path, f"{fn.name}: no debug pointer ({why}); name one with "
+                          "DEBUG_PARAM = 'NAME+OFFSET'", "debug")
     base = getattr(mod, "DEBUG_BASE", 0)
     per = 4 * len(regs)
     threads = 1024
@@ -186,14 +264,11 @@ def builtin_debug_block(rec: Recipe, fn: Function, regs: list, stage: Optional[s
             except ValueError:
                 pass
     slot = getattr(mod, "DEBUG_SLOT", threads * per)
-    p0 = fn.params[0].name if fn.params else None
-    if p0 is None:
-        raise RecipeError(rec.path, f"{fn.name} has no parameter to find a debug buffer in",
-                          "debug")
     m = fn.module
+    at = f"[{ref.name}+{ref.offset}]" if ref.offset else f"[{ref.name}]"
     lines = ["{", f"// rrsplice debug stage {stage or ''}: {' '.join(regs)}".rstrip(),
              ".reg .b32 %rrdbg<10>;", ".reg .b64 %rrdbgd<4>;", ".reg .pred %rrdbgp;",
-             f"ld.param.u64 %rrdbgd0, [{p0}+{off}];",
+             f"ld.param.u64 %rrdbgd0, {at};",
              "cvta.to.global.u64 %rrdbgd0, %rrdbgd0;",
              "mov.u32 %rrdbg0, %ctaid.x;", "mov.u32 %rrdbg1, %ctaid.y;",
              "mov.u32 %rrdbg2, %ctaid.z;", "mov.u32 %rrdbg3, %nctaid.x;",

@@ -60,9 +60,13 @@ def corpus_table(root: str, as_json: bool, workers) -> None:
 @click.option("--all", "all_dir", type=click.Path(exists=True), default=None, metavar="DIR",
               help="Survey every .ptx under DIR in parallel workers: one table row each.")
 @click.option("--workers", type=int, default=None, help="Worker processes for --all.")
+@click.option("--weight-param", "weight_param", metavar="PARAM+OFFSET", default=None,
+              help="The pointer parameter holding the weight image (`NAME+OFFSET`, "
+                   "`+OFFSET` in the first parameter, or a parameter number); default: the "
+                   "one the B fragments load from.")
 @entry_option
 @json_option
-def descriptor_cmd(target, output, all_dir, workers, entry, as_json):
+def descriptor_cmd(target, output, all_dir, workers, weight_param, entry, as_json):
     """The layer descriptor of TARGET (a .ptx or a recipe): layer() with the launch
     geometry and the parameter-block offsets the kernel reads, phases() with each GEMM's
     shape, A source, B location and layout in the weight image, bias seeds, K tiling and
@@ -77,6 +81,7 @@ def descriptor_cmd(target, output, all_dir, workers, entry, as_json):
     from .. import cache
     from ..descriptor import describe, render, with_evidence
     p = Path(target)
+    rec = None
     if p.suffix == ".py":
         from ..recipe import load_recipe, resolve_module
         rec = load_recipe(p)
@@ -91,6 +96,12 @@ def descriptor_cmd(target, output, all_dir, workers, entry, as_json):
     if why:
         note(why, as_json)
     fa = cache.load_analysis(module, fn)
+    if rec is not None or weight_param is not None:
+        from ..paramroles import apply_recipe_roles
+        try:
+            apply_recipe_roles(fa, rec, weight_param)
+        except ValueError as exc:
+            raise RRSpliceError(f"{target}: {exc}") from None
     desc = describe(fn, fa)
     if as_json:
         print_json({"file": str(path), "function": fn.name, **with_evidence(desc)})

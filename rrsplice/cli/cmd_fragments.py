@@ -79,6 +79,12 @@ def fragments_cmd(target, phase, elements, png, svg, entry, as_json):
     if why:
         note(why, as_json)
     fa = cache.load_analysis(module, fn)
+    if rec is not None:
+        from ..paramroles import apply_recipe_roles
+        try:
+            apply_recipe_roles(fa, rec)
+        except ValueError as exc:
+            raise RRSpliceError(f"{target}: {exc}") from None
     if (png or svg) and phase is None and rng is None:
         phase = 1
     if rec is not None and phase is None:

@@ -18,6 +18,16 @@ def print_summary(report) -> None:
         f", {w} warning(s)")
 
 
+def _with_debug_param(recipe, debug_param):
+    """The recipe path, or (with --debug-param) the loaded recipe with DEBUG_PARAM set."""
+    if debug_param is None:
+        return recipe
+    from ..recipe import load_recipe
+    rec = load_recipe(recipe)
+    rec.constants["DEBUG_PARAM"] = debug_param
+    return rec
+
+
 @main.command("check", epilog=examples(
     "rrsplice check recipes/swin_dec2.py",
     "rrsplice check recipes/swin_dec2.py --json | python3 -m json.tool"))
@@ -26,18 +36,24 @@ def print_summary(report) -> None:
 @any_module_option
 @click.option("--debug", "stage", metavar="STAGE", default=None,
               help="Check this debug stage of the recipe instead of its cut.")
+@click.option("--debug-param", "debug_param", metavar="PARAM+OFFSET", default=None,
+              help="The pointer parameter the built-in debug block stores through "
+                   "(`NAME+OFFSET`, `+OFFSET` in the first parameter, or a parameter "
+                   "number); overrides the recipe's DEBUG_PARAM.")
 @click.option("--target", "target", type=click.Choice(["ptxas", "zluda"]), default=None,
               help="The profile of the target that consumes the splice (default: the "
                    "recipe's TARGET; zluda when it declares a native BODY; else ptxas).")
 @click.option("-v", "--verbose", is_flag=True, help="Show every finding, info included.")
 @json_option
-def check_cmd(recipe, corpus, any_module, stage, target, verbose, as_json):
+def check_cmd(recipe, corpus, any_module, stage, debug_param, target, verbose, as_json):
     """Check RECIPE against its module; exit 1 on any error, without writing anything.
 
     Findings go to stderr as `path:line:col: error|warning|note: message [code]`; the facts
     of the cut and the summary go to stdout."""
     from ..check import check_recipe
-    report = check_recipe(recipe, corpus, stage=stage, any_module=any_module, target=target)
+    recipe_arg = _with_debug_param(recipe, debug_param)
+    report = check_recipe(recipe_arg, corpus, stage=stage, any_module=any_module,
+                          target=target)
     if as_json:
         print_json(report.to_json())
         sys.exit(0 if report.ok else 1)
@@ -62,6 +78,10 @@ def check_cmd(recipe, corpus, any_module, stage, target, verbose, as_json):
 @any_module_option
 @click.option("--debug", "stage", metavar="STAGE", default=None,
               help="Keep the body and insert this debug stage of the recipe's stages().")
+@click.option("--debug-param", "debug_param", metavar="PARAM+OFFSET", default=None,
+              help="The pointer parameter the built-in debug block stores through "
+                   "(`NAME+OFFSET`, `+OFFSET` in the first parameter, or a parameter "
+                   "number); overrides the recipe's DEBUG_PARAM.")
 @click.option("--ptxas", "archs", metavar="sm_XX", multiple=True,
               help="Assemble the output with `ptxas -c` for this architecture (repeatable).")
 @click.option("--all", "all_dir", metavar="DIR", default=None,
@@ -72,7 +92,8 @@ def check_cmd(recipe, corpus, any_module, stage, target, verbose, as_json):
               help="Worker processes for --all (default: the CPU count).")
 @click.option("-v", "--verbose", is_flag=True, help="Show every finding, info included.")
 @json_option
-def apply_cmd(recipe, out, corpus, any_module, stage, archs, all_dir, jobs, verbose, as_json):
+def apply_cmd(recipe, out, corpus, any_module, stage, debug_param, archs, all_dir, jobs,
+              verbose, as_json):
     """Check RECIPE, then write the patched module atomically (never over the input).
 
     Exits 0 when written (and assembled, with --ptxas), 1 when the check finds errors
@@ -85,7 +106,8 @@ def apply_cmd(recipe, out, corpus, any_module, stage, archs, all_dir, jobs, verb
     step = "apply" + (f" and ptxas -c for {', '.join(archs)}" if archs else "")
     try:
         with progress_step(step):
-            res = apply(recipe, corpus=corpus, out=out, stage=stage,
+            res = apply(_with_debug_param(recipe, debug_param), corpus=corpus, out=out,
+                        stage=stage,
                         ptxas=list(archs) or None, any_module=any_module)
     except CheckFailed as exc:
         if as_json:
