@@ -26,9 +26,11 @@ reference PTX interpreter and the call text with the body, and compares what com
 from __future__ import annotations
 
 import hashlib
+import os
 import re
 import shutil
 import struct
+import tempfile
 import subprocess
 import threading
 from dataclasses import dataclass
@@ -197,8 +199,20 @@ def _run(cmd) -> None:
         raise HarnessError(f"`{' '.join(map(str, cmd))}` failed:\n{p.stderr[-4000:]}")
 
 
+def _runtime_object(cxx: str, flags: list) -> Path:
+    """The runtime's object file, compiled once per compiler, flags and source (kept in the
+    system temp directory, written by rename)."""
+    key = hashlib.sha256("\0".join([cxx, *flags, RUNTIME.read_text()]).encode()).hexdigest()
+    obj = Path(tempfile.gettempdir()) / f"rr-warp-runtime-{key[:16]}.o"
+    if not obj.is_file():
+        tmp = obj.with_name(f"{obj.name}.{os.getpid()}.tmp")
+        _run([cxx, *flags, "-c", "-x", "c++", RUNTIME, "-o", tmp])
+        os.replace(tmp, obj)
+    return obj
+
+
 def build(bodies: Sequence[Body], workdir, *, shared_bytes: int = 65536,
-          global_bytes: int = 4096, opt: str = "-O1",
+          global_bytes: int = 4096, opt: str = "-O0",
           jobs_at_once: int = 2) -> "Harness":
     """Compile and link `bodies` into one harness binary under `workdir`."""
     workdir = Path(workdir)
@@ -228,7 +242,7 @@ def build(bodies: Sequence[Body], workdir, *, shared_bytes: int = 65536,
     entries = workdir / "rr_entries.cpp"
     entries.write_text(_entries(bodies))
     exe = workdir / "harness"
-    _run([cxx, *flags, RUNTIME, entries, *objs, "-o", exe])
+    _run([cxx, *flags, _runtime_object(cxx, flags), entries, *objs, "-o", exe])
     return Harness(exe, bodies)
 
 

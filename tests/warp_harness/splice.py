@@ -130,8 +130,11 @@ def _bytes(words: dict, base: int, size: int) -> bytes:
     return a.tobytes()
 
 
-def run_case(plan: SplicePlan, harness, index: int, block, rng, cls: str = "normal") -> list:
-    """Mismatches (strings) of one case: `block` threads, inputs of class `cls`."""
+def run_case(plan: SplicePlan, harness, index, block, rng, cls: str = "normal") -> list:
+    """Mismatches (strings) of one case: `block` threads, inputs of class `cls`. `index` is
+    the body's index in the harness, or a list of indices (bodies of the same recipe, e.g.
+    its CUDA and HIP variants: the region runs once, mismatches are prefixed by index)."""
+    indices = [index] if isinstance(index, int) else list(index)
     if plan.arena_bytes > harness.shared_bytes:
         raise ValueError(f"the shared arena needs {plan.arena_bytes} bytes; the harness has "
                          f"{harness.shared_bytes}")
@@ -149,7 +152,16 @@ def run_case(plan: SplicePlan, harness, index: int, block, rng, cls: str = "norm
 
     ref = block_machines(block, inputs, _words(init, base), symbols)
     run_block(plan.region, ref)
+    bad = []
+    for idx in indices:
+        where = "" if isinstance(index, int) else f"body {idx}: "
+        bad += [where + x for x in _against(plan, harness, idx, block, inputs, init, pattern,
+                                            symbols, ref)]
+    return bad
 
+
+def _against(plan, harness, index, block, inputs, init, pattern, symbols, ref) -> list:
+    base = harness.shared_base
     shared = _words(init, base)
     after = {}
 
