@@ -16,15 +16,23 @@ from warp_harness.splice import CLASSES, run_case, splice_plan
 GEOMETRIES = ((32, 1, 4), (128, 1, 1), (64, 2, 1), (16, 2, 4), (32, 4, 1))
 
 
+class Bodies(list):
+    def __init__(self):
+        super().__init__()
+        self.refused = {}
+
+
 def fixture_bodies(ptx: Path, workdir: Path, langs=("cuda", "hip")) -> list:
-    """[(phase index, SplicePlan, {lang: Body})] for every GEMM phase of `ptx`."""
-    from rrsplice.body import HEADER_NAME, header_text, plan_body, render_body
+    """[(phase index, SplicePlan, {lang: Body})] for every GEMM phase of `ptx` that `body
+    new` supports (a region of mma only); the phases it refuses as interleaved with other
+    statements are in `refused` (index -> message) of the returned list."""
+    from rrsplice.body import BodyError, HEADER_NAME, header_text, plan_body, render_body
     from rrsplice.cache import load_analysis, load_module
     from rrsplice.mma import phases
     from rrsplice.scaffold import new_recipe
     m = load_module(ptx)
     fn = next(f for f in m.functions if f.has_body)
-    out = []
+    out = Bodies()
     for p in phases(fn, load_analysis(m, fn)):
         d = workdir / f"p{p.index}"
         d.mkdir(parents=True, exist_ok=True)
@@ -32,7 +40,13 @@ def fixture_bodies(ptx: Path, workdir: Path, langs=("cuda", "hip")) -> list:
         new_recipe(f"p{p.index}", ptx, f"s{p.first}-s{p.last}", abi="scratch", out=rec,
                    occupancy=False)
         plan = splice_plan(rec)
-        bplan = plan_body(rec)                   # what `body new` writes, both languages
+        try:
+            bplan = plan_body(rec)               # what `body new` writes, both languages
+        except BodyError as e:
+            if "that are not mma" not in str(e):
+                raise
+            out.refused[p.index] = str(e)
+            continue
         (d / HEADER_NAME).write_text(header_text(bplan.layouts))
         bodies = {}
         for lang in langs:
@@ -44,12 +58,14 @@ def fixture_bodies(ptx: Path, workdir: Path, langs=("cuda", "hip")) -> list:
 
 
 def check_fixture(ptx: Path, workdir: Path, cases_per_body: int = 1, seed: int = 0,
-                  langs=("cuda", "hip"), only=None) -> dict:
-    """{(phase, lang): [mismatches]} over `cases_per_body` cases of each body; geometries
+                  langs=("cuda", "hip"), only=None, refused=None) -> dict:
+    """{phase: [mismatches]} over `cases_per_body` cases of each body; geometries
     and input classes rotate over phases and cases."""
     items = fixture_bodies(Path(ptx), Path(workdir), langs)
+    out_refused = {} if refused is None else refused
     if only is not None:
-        items = [x for x in items if x[0] in only]
+        keep = [x for x in items if x[0] in only]
+        items[:] = keep
     flat = [(ph, plan, lang, b) for ph, plan, bodies in items for lang, b in bodies.items()]
     arena = max(plan.arena_bytes for _, plan, _, _ in flat)
     h = build([b for *_, b in flat], Path(workdir) / "harness", shared_bytes=arena)
@@ -66,4 +82,5 @@ def check_fixture(ptx: Path, workdir: Path, cases_per_body: int = 1, seed: int =
                 bad += run_case(plan, h, idx, GEOMETRIES[k % len(GEOMETRIES)], rng,
                                 CLASSES[k % len(CLASSES)])
             out[ph] = bad
+    out_refused.update(items.refused)
     return out
