@@ -11,15 +11,14 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-
 from conftest import FIXTURES, ROOT
 
 sys.path.insert(0, str(Path(__file__).resolve().parent / "warp_harness"))
-from warp_harness import AsmError, Body, HarnessError, build, rewrite_asm  # noqa: E402
-from warp_harness.fixture_bodies import check_fixture  # noqa: E402
+from warp_harness import AsmError, Body, HarnessError, build, rewrite_asm
+from warp_harness.fixture_bodies import check_fixture
 
 sys.path.insert(0, str(ROOT / "scripts" / "mma_probe"))
-import models  # noqa: E402
+import models
 
 MMA_FIXTURES = sorted(p.name for p in FIXTURES.glob("*.ptx") if p.name != "surface_round_sm89.ptx")
 
@@ -59,6 +58,7 @@ def _isa_pack(A, B, C):
 
 def test_interpreter_mma_is_the_exact_model_in_isa_placement():
     from block_interp import block_machines, run_block
+
     from rrsplice.parser import parse_bytes
     src = (".version 8.7\n.target sm_89\n.address_size 64\n.visible .entry k()\n{\n"
            ".reg .b32 %r<12>;\nmma.sync.aligned.m16n8k32.row.col.f16.e4m3.e4m3.f16 {%r10, %r11}, "

@@ -30,12 +30,13 @@ import os
 import re
 import shutil
 import struct
-import tempfile
 import subprocess
+import tempfile
 import threading
+from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Optional, Sequence
+
 
 import numpy as np
 
@@ -74,7 +75,7 @@ class Body:
 
 
 # ------------------------------------------------------------------ inline asm
-_ASM = re.compile(r"\basm\s*(?:volatile\s*|__volatile__\s*)?\((.*?)\)\s*;", re.S)
+_ASM = re.compile(r"\basm\s*(?:volatile\s*|__volatile__\s*)?\((.*?)\)\s*;", re.DOTALL)
 
 
 def _split(text: str, sep: str) -> list:
@@ -115,7 +116,7 @@ def _constraint_exprs(part: str) -> list:
         item = item.strip()
         if not item:
             continue
-        m = re.fullmatch(r'"([^"]*)"\s*\((.*)\)', item, re.S)
+        m = re.fullmatch(r'"([^"]*)"\s*\((.*)\)', item, re.DOTALL)
         if not m:
             raise AsmError(f"asm operand `{item}` is not \"constraint\"(expression)")
         out.append(m.group(2).strip())
@@ -164,7 +165,7 @@ def _copy_rewritten(src: Path, dst_dir: Path, seen: set) -> Path:
     dst = dst_dir / src.name
     dst.write_text(text)
     seen.add(src.name)
-    for inc in re.findall(r'^\s*#\s*include\s+"([^"]+)"', text, re.M):
+    for inc in re.findall(r'^\s*#\s*include\s+"([^"]+)"', text, re.MULTILINE):
         p = src.parent / inc
         if inc not in seen and p.is_file():
             _copy_rewritten(p, dst_dir, seen)
@@ -213,7 +214,7 @@ def _runtime_object(cxx: str, flags: list) -> Path:
 
 def build(bodies: Sequence[Body], workdir, *, shared_bytes: int = 65536,
           global_bytes: int = 4096, opt: str = "-O0",
-          jobs_at_once: int = 2) -> "Harness":
+          jobs_at_once: int = 2) -> Harness:
     """Compile and link `bodies` into one harness binary under `workdir`."""
     workdir = Path(workdir)
     workdir.mkdir(parents=True, exist_ok=True)
@@ -251,7 +252,7 @@ class Harness:
 
     def __init__(self, exe: Path, bodies: Sequence[Body], timeout: float = 60.0):
         self.exe, self.bodies = Path(exe), list(bodies)
-        self.proc: Optional[subprocess.Popen] = None
+        self.proc: subprocess.Popen | None = None
         self.timeout = timeout              # seconds one case may run (a hang is killed)
         self.shared_base = self.global_base = None
         self.shared_bytes = self.global_bytes = None
@@ -286,7 +287,7 @@ class Harness:
                                + self.proc.stderr.read().decode(errors="replace")[-2000:])
         return data
 
-    def call(self, index: int, block, args, shared: bytes, global_: Optional[bytes] = None,
+    def call(self, index: int, block, args, shared: bytes, global_: bytes | None = None,
              pattern: int = 0xA5) -> tuple:
         bx, by, bz = block
         threads = bx * by * bz

@@ -17,11 +17,10 @@ import sys
 from pathlib import Path
 
 import numpy as np
-
 from ptx_interp import Machine, Unsupported, _execute
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "scripts" / "mma_probe"))
-import models  # noqa: E402
+import models
 
 F16_NAN = 0x7FFF
 _L = np.arange(32)

@@ -26,7 +26,13 @@ def fixture_bodies(ptx: Path, workdir: Path, langs=("cuda", "hip")) -> list:
     """[(phase index, SplicePlan, {lang: Body})] for every GEMM phase of `ptx` that `body
     new` supports (a region of mma only); the phases it refuses as interleaved with other
     statements are in `refused` (index -> message) of the returned list."""
-    from rrsplice.body import BodyError, HEADER_NAME, header_text, plan_body, render_body
+    from rrsplice.body import (
+        HEADER_NAME,
+        BodyError,
+        header_text,
+        plan_body,
+        render_body,
+    )
     from rrsplice.cache import load_analysis, load_module
     from rrsplice.mma import phases
     from rrsplice.scaffold import new_recipe

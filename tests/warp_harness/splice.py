@@ -16,7 +16,6 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 import numpy as np
-
 from block_interp import block_machines, run_block
 
 from rrsplice.model import ParenList, Reg
