@@ -22,6 +22,9 @@ class Mut:
     tests: tuple = ()
     equivalent: Optional[str] = None
     occurrence: Optional[int] = None
+    # written after the tests, from the module's code and docstrings alone, without reading
+    # its tests (issue 24): the score on these predicts how the suite meets a bug nobody listed
+    blind: bool = False
 
     @property
     def area(self) -> str:
@@ -53,6 +56,18 @@ TESTS = [
     ("rrsplice/check/", (T + "test_bites_check.py", T + "test_check.py",
                          "-kfails_its_check or that_pass or scratch or bites or passed_but_not_live "
                          "or undeclared_register")),
+    ("rrsplice/body/", (T + "test_body.py", T + "test_warp_harness.py",
+                        "-ktiny_bodies or lanes_exchange or not every_phase")),
+    ("rrsplice/align.py", (T + "test_port.py", T + "test_port_oracle.py")),
+    ("rrsplice/port.py", (T + "test_port.py", T + "test_port_oracle.py")),
+    ("rrsplice/fragmap.py", (T + "test_fragmap.py", T + "test_cli_fragments.py",
+                             T + "test_fraglayout.py", T + "test_fraglayout_isa.py")),
+    ("rrsplice/fraglayout.py", (T + "test_fraglayout.py", T + "test_fragmap.py",
+                                T + "test_fraglayout_isa.py")),
+    ("rrsplice/descriptor.py", (T + "test_descriptor.py",)),
+    ("rrsplice/rewrite/", (T + "test_rewrite.py", T + "test_rewrite_exec.py")),
+    ("rrsplice/cache.py", (T + "test_hostile_cache.py", T + "test_cache_trust.py")),
+    ("rrsplice/fsutil.py", (T + "test_hostile_writes.py", T + "test_hostile_inputs.py")),
     ("rrsplice/outline/", (T + "test_bites_outline.py", T + "test_bites_outline_paths.py",
                            T + "test_outline_oracle.py", T + "test_outline.py",
                            T + "test_outline_rules.py")),
@@ -582,3 +597,211 @@ MUTATIONS = [
         "defines %tid.x, so the extra key matches nothing: the body is byte-identical (checked "
         "with a call passing %tid.x by value and a rewritten `ld.param` in the region)"),
 ]
+
+BD_R, BD_H, BD_P = "rrsplice/body/render.py", "rrsplice/body/header.py", "rrsplice/body/plan.py"
+AL, PO, FM, FL = ("rrsplice/align.py", "rrsplice/port.py", "rrsplice/fragmap.py",
+                  "rrsplice/fraglayout.py")
+DE, RZ, RR, RO = ("rrsplice/descriptor.py", "rrsplice/rewrite/rz_round.py",
+                  "rrsplice/rewrite/rules.py", "rrsplice/rewrite/operands.py")
+CA, FS = "rrsplice/cache.py", "rrsplice/fsutil.py"
+
+# Issue 24: behaviour mutations of body/, align, port, fragmap, fraglayout, descriptor,
+# rewrite, cache, fsutil and isa rows, written from the modules alone, without reading their
+# tests (blind=True). The first five are the body bugs the issue lists.
+BLIND = [
+    # ------------------------------------------------------------------ body/
+    Mut(BD_R, "body-pitch-m", 'out.append(f"#define {p.callee.upper()}_LDA {p.k}',
+        'out.append(f"#define {p.callee.upper()}_LDA {p.m}', "the staged image's row pitch "
+        "written as M instead of K", blind=True),
+    Mut(BD_R, "body-image-lane-slot", 'rr_shared_ptr({scratch} + (tid & ~31u) * {p.stride}u);',
+        'rr_shared_ptr({scratch} + tid * {p.stride}u);', "the image based at the lane's slot "
+        "instead of the warp's", blind=True),
+    Mut(BD_H, "body-tid-z-stride",
+        'return threadIdx.x + blockDim.x * (threadIdx.y + blockDim.y * threadIdx.z);',
+        'return threadIdx.x + blockDim.x * (threadIdx.y + blockDim.x * threadIdx.z);',
+        "the linear thread id (CUDA) uses blockDim.x for the z stride", blind=True),
+    Mut(BD_H, "body-mma-b-swapped", '"r"(b0), "r"(b1), "r"(c0), "r"(c1));',
+        '"r"(b1), "r"(b0), "r"(c0), "r"(c1));', "the two B registers given to mma.sync "
+        "swapped", blind=True),
+    Mut(BD_H, "body-bpermute-lane", '__builtin_amdgcn_ds_bpermute(lane << 2, (int)v)',
+        '__builtin_amdgcn_ds_bpermute(lane, (int)v)', "the HIP ds_bpermute given a lane "
+        "number instead of a byte address", blind=True),
+    Mut(BD_H, "body-hip-tid-z-stride", '(__builtin_amdgcn_workitem_id_y() + '
+        '__builtin_amdgcn_workgroup_size_y() *', '(__builtin_amdgcn_workitem_id_y() + '
+        '__builtin_amdgcn_workgroup_size_x() *', "the linear thread id (HIP) uses the x size "
+        "for the z stride", blind=True),
+    Mut(BD_H, "body-f16-ties-away", 'if (rem > half || (rem == half && (q & 1)))',
+        'if (rem >= half)', "the HIP fallback rounds f16 ties away from zero", blind=True),
+    Mut(BD_R, "body-slot-always-lane", 'index = "tid" if p.slots == "thread" else '
+        '"(rr_u32)lane"', 'index = "(rr_u32)lane"', "per-thread return slots indexed by the "
+        "lane", blind=True),
+    Mut(BD_P, "body-ret-offset", 'rets.append(Ret(reg, addr.offset or 0, d_of[reg]))',
+        'rets.append(Ret(reg, 0, d_of[reg]))', "every result stored at the slot's first word",
+        blind=True),
+    Mut(BD_P, "body-c-reversed", 'tuple(src(r, "C") for r in mma.c)',
+        'tuple(src(r, "C") for r in reversed(mma.c))', "the two C registers of a step "
+        "swapped", blind=True),
+    Mut(BD_R, "body-no-block-barrier", '    if p.barrier:\n', '    if False:\n',
+        "the recipe's block barrier before the stores dropped", blind=True),
+    # ------------------------------------------------------------------ align
+    Mut(AL, "align-imm-ignored", '    if isinstance(op, Imm):\n        return op.text',
+        '    if isinstance(op, Imm):\n        return "IMM"', "statements differing in an "
+        "immediate correspond", blind=True),
+    Mut(AL, "align-offset-ignored", 'return f"[{base}+{op.offset}"', 'return f"[{base}+"',
+        "statements differing in an address offset correspond", blind=True),
+    Mut(AL, "align-not-injective",
+        'if rmap.setdefault(x, y) != y or rback.setdefault(y, x) != x:',
+        'if rmap.setdefault(x, y) != y:', "two reference registers mapped to one target "
+        "register accepted", blind=True),
+    Mut(AL, "align-split-accepted", '        if bl - bf != last - first:\n',
+        '        if False:\n', "a region with statements inserted in the target accepted",
+        blind=True),
+    Mut(AL, "align-guard-unnamed", 'if st.guard is not None and not st.guard.reg.special:\n'
+        '        regs.append(st.guard.reg.name)',
+        'if False:\n        regs.append(st.guard.reg.name)',
+        "guard predicates left out of the register map", blind=True),
+    Mut(AL, "align-global-ambiguous",
+        'rmap = {k: next(iter(v)) for k, v in cand.items() if len(v) == 1}',
+        'rmap = {k: min(v) for k, v in cand.items()}', "a name mapping two ways outside the "
+        "region mapped anyway", blind=True),
+    Mut(AL, "align-modifiers-ignored",
+        'return g + st.opcode + " " + " ".join(_shape(o, fn) for o in st.operands)',
+        'return g + st.base + " " + " ".join(_shape(o, fn) for o in st.operands)',
+        "statements differing in their modifiers correspond", blind=True),
+    # ------------------------------------------------------------------ port
+    Mut(PO, "port-unmapped-accepted", 'if tok in self.declared and tok not in self.unmapped:',
+        'if False:', "a recipe register the alignment does not map kept as is", blind=True),
+    Mut(PO, "port-global-wins", 'rmap = {**rmap, **maps[0]}', 'rmap = {**maps[0], **rmap}',
+        "outside-region maps override the region's own", blind=True),
+    Mut(PO, "port-end-line",
+        'new_lines = (first + sb1.line - sa1.line, end + sb2.end_line - sa2.end_line)',
+        'new_lines = (first + sb1.line - sa1.line, end + sb2.line - sa2.line)',
+        "the ported cut's end shifted by the last statement's first line", blind=True),
+    Mut(PO, "port-no-recheck", '    if not rep.ok:\n        raise PortError(f"the recipe ported',
+        '    if False:\n        raise PortError(f"the recipe ported',
+        "a ported recipe failing its checks written", blind=True),
+    Mut(PO, "port-line-shift-start", 'return sb.end_line if at_end else sb.line',
+        'return sb.line', "cut_after lines ported to the statement's first line", blind=True),
+    # ------------------------------------------------------------------ fragmap
+    Mut(FM, "fragmap-weight-elem-size", 'wb = self.source.offset(lane) + e * size',
+        'wb = self.source.offset(lane) + e', "weight bytes of f16 elements one apart",
+        blind=True),
+    Mut(FM, "fragmap-transposed",
+        'out.append((lane, e, self.row_base + r, self.col_base + c, wb))',
+        'out.append((lane, e, self.row_base + c, self.col_base + r, wb))',
+        "fragment elements placed transposed", blind=True),
+    Mut(FM, "fragmap-rows-from-cols", 'return min(x[2] for x in el), max(x[2] for x in el)',
+        'return min(x[2] for x in el), max(x[3] for x in el)', "a fragment's row span ends "
+        "at its last column", blind=True),
+    Mut(FM, "fragmap-roles-first-writer",
+        'order = maps if at == "in" else list(reversed(maps))',
+        'order = maps', "a returned register's role taken from the first phase writing it",
+        blind=True),
+    # ------------------------------------------------------------------ fraglayout
+    Mut(FL, "fraglayout-k16-a8-perm", '_S16816I, 16, 16, 2, 4, 8, _G, (0,) * 4 + (8,) * 4, '
+        '(("t", 4),), _rep((0, 1, 2, 3), 2)))', '_S16816I, 16, 16, 2, 4, 8, _G, (0,) * 4 + '
+        '(8,) * 4, (("t", 4),), (0, 1, 2, 3, 1, 0, 3, 2)))', "m16n8k16 8-bit A: the second "
+        "register's bytes permuted (still every element once)", blind=True),
+    Mut(FL, "fraglayout-k8-a16-perm",
+        '_S1688, 16, 8, 2, 2, 16, _G, (0, 0, 8, 8), (("t", 2),), (0, 1, 0, 1)))',
+        '_S1688, 16, 8, 2, 2, 16, _G, (0, 0, 8, 8), (("t", 2),), (1, 0, 1, 0)))',
+        "m16n8k8 f16 A: the halves of each register swapped", blind=True),
+    Mut(FL, "fraglayout-m8n8k16-b-rev",
+        '_S8816, 16, 8, 1, 4, 8, (("t", 4),), (0, 1, 2, 3), _G, (0,) * 4))',
+        '_S8816, 16, 8, 1, 4, 8, (("t", 4),), (3, 2, 1, 0), _G, (0,) * 4))',
+        "m8n8k16 B: bytes in reverse order", blind=True),
+    Mut(FL, "fraglayout-k16-bhalf-swap",
+        '_S16816F, 16, 8, 2, 2, 16, (("t", 2),), (0, 1, 8, 9), _G, (0,) * 4))',
+        '_S16816F, 16, 8, 2, 2, 16, (("t", 2),), (8, 9, 0, 1), _G, (0,) * 4))',
+        "m16n8k16 f16 B: the two registers' k halves swapped", blind=True),
+    Mut(FL, "fraglayout-coord-range", 'and 0 <= elem < r.per_reg):',
+        'and 0 <= elem <= r.per_reg):', "an element index one past the register accepted",
+        blind=True),
+    Mut(FL, "fraglayout-owner-instance", 'got = _owners(self).get((instance, row, col))',
+        'got = _owners(self).get((0, row, col))', "the owner of an m8n8k4 element ignores "
+        "its product", blind=True),
+    Mut(FL, "fraglayout-b-order-of-a", '"B": layout(mma.shape, "B", mma.b_type, b_order)',
+        '"B": layout(mma.shape, "B", mma.b_type, a_order)', "B's layout order taken from A's",
+        blind=True),
+    Mut(FL, "fraglayout-c-family-half", '"8bit" if dtype == "s32" else "half")', '"half")',
+        "an s32 accumulator without its operand type taken as the f16 family", blind=True),
+    # ------------------------------------------------------------------ descriptor
+    Mut(DE, "descriptor-signatures-reversed", 'for k, need in EPILOGUE_SIGNATURES:',
+        'for k, need in reversed(EPILOGUE_SIGNATURES):', "gap signatures tried in reverse "
+        "order", blind=True),
+    Mut(DE, "descriptor-prologue-any", 'if all(d < first_mma for d in defs):',
+        'if any(d < first_mma for d in defs):', "A fragments partly defined after the first "
+        "mma called a prologue", blind=True),
+    Mut(DE, "descriptor-verified-always", 'verified=bool(ev)),', 'verified=True),',
+        "an unrecognised gap reported as verified", blind=True),
+    # ------------------------------------------------------------------ rewrite
+    Mut(RZ, "rewrite-rz-ties-toward-zero", 'setp.ge.f32 %rzr_p, %rzr_u, 0f3F000000;',
+        'setp.gt.f32 %rzr_p, %rzr_u, 0f3F000000;', "rz_round rounds ties toward zero "
+        "(roundf(2.5) = 2)", blind=True),
+    Mut(RZ, "rewrite-rz-redefined", 'if x in du.defs or s in du.defs or d in du.defs:',
+        'if d in du.defs:', "X or S redefined between the add and the cvt accepted",
+        blind=True),
+    Mut(RZ, "rewrite-rz-any-constant", '            if float_bits(k) == HALF:\n',
+        '            if float_bits(k) is not None:\n', "copysign of any constant taken as "
+        "the round idiom", blind=True),
+    Mut(RZ, "rewrite-rz-sum-shared", '        if others:\n            return bad(f"the sum',
+        '        if False:\n            return bad(f"the sum', "an add whose sum has other "
+        "readers removed", blind=True),
+    Mut(RO, "rewrite-fits-any-reg", '        return reg_size(fn, op) == size\n',
+        '        return reg_size(fn, op) is not None\n', "a register of another width fits",
+        blind=True),
+    Mut(RO, "rewrite-float-bits-double",
+        'if op.kind_name == "hexfloat" and op.text[:2].lower() == "0f":',
+        'if op.kind_name == "hexfloat":', "a 0d (f64) immediate read as f32 bits", blind=True),
+    # ------------------------------------------------------------------ cache
+    Mut(CA, "cache-group-writable", 'if st.st_mode & 0o022:', 'if st.st_mode & 0o002:',
+        "a group-writable cache directory or entry trusted", blind=True),
+    Mut(CA, "cache-other-owner", 'if hasattr(os, "geteuid") and st.st_uid != os.geteuid():',
+        'if False:', "a cache owned by another user trusted", blind=True),
+    Mut(CA, "cache-analysis-key-no-function",
+        'akey = hashlib.sha256(f"{key}|{index}|{fn.name}|{len(fn.statements)}".encode())',
+        'akey = hashlib.sha256(f"{key}".encode())', "an analysis cache key without the "
+        "function", blind=True),
+    Mut(CA, "cache-key-no-version",
+        'd.update(f"|{__version__}|{_FORMAT}|{sys.version_info[:2]}|".encode())',
+        'd.update(b"|")', "a module key without the format and Python version", blind=True),
+    # ------------------------------------------------------------------ fsutil
+    Mut(FS, "fsutil-string-compare", '        if Path(a).resolve() == Path(b).resolve():\n'
+        '            return True\n        return os.path.samefile(a, b)',
+        '        return os.fspath(a) == os.fspath(b)',
+        "input protection compares path strings (a symlink reaches the input)", blind=True),
+    Mut(FS, "fsutil-no-hardlink", '        return os.path.samefile(a, b)\n',
+        '        return False\n', "a hard link to the input written over", blind=True),
+    Mut(FS, "fsutil-fifo-opened",
+        '    if not stat.S_ISREG(st.st_mode):\n        raise InputError(p, f"not a regular',
+        '    if stat.S_ISSOCK(st.st_mode):\n        raise InputError(p, f"not a regular',
+        "a FIFO or device opened as an input", blind=True),
+    Mut(FS, "fsutil-mode-lost",
+        '_replace(target, data, fsync, None if st is None else stat.S_IMODE(st.st_mode))',
+        '_replace(target, data, fsync, None)', "an overwritten file loses its mode",
+        blind=True),
+    Mut(FS, "fsutil-symlink-replaced",
+        'target = Path(os.path.realpath(shown)) if os.path.islink(shown) else Path(shown)',
+        'target = Path(shown)', "writing through a symlink replaces the link", blind=True),
+    # ------------------------------------------------------------------ isa rows
+    Mut(I, "isa-tld4-dest-use", 'tld4         texture           D U*     read',
+        'tld4         texture           U*       read', "tld4 destinations read as uses",
+        blind=True),
+    Mut(I, "isa-red-write", 'red          sync              U*       atomic',
+        'red          sync              U*       write', "red's memory effect a plain write",
+        blind=True),
+    Mut(I, "isa-cp-async-read", 'cp.async     data              U*       copy async',
+        'cp.async     data              U*       read async', "cp.async's memory effect a "
+        "read", blind=True),
+    Mut(I, "isa-bar-cta-not-block",
+        'BLOCK_BARRIERS = ("bar.sync", "barrier.sync", "bar.cta.sync", "barrier.cta.sync")',
+        'BLOCK_BARRIERS = ("bar.sync", "barrier.sync", "barrier.cta.sync")',
+        "bar.cta.sync not treated as a block barrier", blind=True),
+    Mut(I, "isa-bar-warp-block", 'bar.warp     sync              U*       barrier=warp',
+        'bar.warp     sync              U*       barrier=block', "bar.warp.sync taken as a "
+        "block barrier", blind=True),
+    Mut(I, "isa-atom-read", 'atom         sync              D U*     atomic',
+        'atom         sync              D U*     read', "atom's memory effect a read",
+        blind=True),
+]
+MUTATIONS += BLIND

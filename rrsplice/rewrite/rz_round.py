@@ -67,7 +67,8 @@ class RzRoundRule(Rule):
         d, x, s = (o.name for o in ops)
         if not self._is_half_copysign(stmts, i, x, s):
             return bad(f"{s} is not shown to be copysign(0.5, {x}) (its definition is not "
-                       f"`copysign.f32 {s}, {x}, 0.5` earlier in the same straight-line code)")
+                       f"`copysign.f32 {s}, {x}, 0.5` earlier in the same straight-line code, with "
+                       f"{x} not redefined in between)")
         cvt = None
         for j in range(i + 1, len(stmts)):
             st = stmts[j]
@@ -103,12 +104,16 @@ class RzRoundRule(Rule):
 
     @staticmethod
     def _is_half_copysign(stmts, i, x, s) -> bool:
-        """The last definition of S before statement i is `copysign.f32 S, X, K`, K = 0.5."""
+        """The last definition of S before statement i is `copysign.f32 S, X, K`, K = 0.5,
+        and X is not redefined between it and statement i."""
         for j in range(i - 1, -1, -1):
             st = stmts[j]
             if st.is_label:
                 return False
-            if s not in def_use(st).defs:
+            du = def_use(st)
+            if s not in du.defs:
+                if x in du.defs:        # S would be copysign(0.5, an older X)
+                    return False
                 continue
             ops = st.operands
             if (st.opcode != "copysign.f32" or st.guard is not None or len(ops) != 3
