@@ -179,7 +179,7 @@ def new_recipe(name: str, module, rng_text: str, *, abi: str = "scratch",
     fa = load_analysis(m, fn)
     stmts = fn.statements
     fs, ls = stmts[rng.first - 1], stmts[rng.last - 1]
-    first_line, end_line = fs.line, ls.end_line + 1
+    first_line, end_line = _cut_lines(stmts, rng)
     callee = callee or f"d4r_{name}"
     if not re.fullmatch(r"[A-Za-z_$][A-Za-z0-9_$]*", callee):
         raise ScaffoldError(f"callee {callee!r} is not a PTX identifier")
@@ -306,12 +306,20 @@ def new_recipe(name: str, module, rng_text: str, *, abi: str = "scratch",
         from .provenance import symbol_uses
         barrier = any(a.kind != "address" for a in symbol_uses(fa, sym).accesses)
 
+    # call.uni only where the warp arrives together (check's divergent-call rule)
+    from .uniformity import uniformity
+    divergent = uniformity(fa).divergence_at(rng.first, outside=rng)
+    call_op = "call.uni" if divergent is None else "call"
+    if divergent is not None:
+        br = stmts[divergent[0] - 1]
+        notes.append(f"the cut lies under the per-lane branch {br.sid} (line {br.line}): "
+                     "the call is a plain `call`, not `call.uni`")
     # the docstring's facts
     n_mma = sum(1 for i in range(rng.first, rng.last + 1) if stmts[i - 1].base == "mma")
     doc = [f"Splice recipe for {fn.name} (scaffolded by `rrsplice recipe new {name} "
            f"--module {module.name} --range {rng} --abi {abi}`).", "",
            f"The cut replaces statements {rng} ({len(rng)} statements) -- physical lines "
-           f"{first_line}-{end_line - 1} of {module.name} -- with one `call.uni {callee}`.",
+           f"{first_line}-{end_line - 1} of {module.name} -- with one `{call_op} {callee}`.",
            f"It holds {n_mma} mma in {len(ph)} phase(s)"
            + (f" ({ph[0].index}-{ph[-1].index} as `rrsplice phases` numbers them)."
               if len(ph) > 1 else f" (phase {ph[0].index} of `rrsplice phases`)." if ph
@@ -403,7 +411,7 @@ def new_recipe(name: str, module, rng_text: str, *, abi: str = "scratch",
                        c_regs=c_regs, other_regs=other_regs, ret_regs=ret_regs, types=types,
                        scratch=sym, w_reg=w_reg, v_reg=v_reg, layout_size=size, slots=slots,
                        shared=shared, barrier=barrier, own=sym_bytes if own else None,
-                       exits=exits, head=head, roles=_param_roles(fa))
+                       exits=exits, head=head, roles=_param_roles(fa), call_opcode=call_op)
 
     def measure(recipe_path: Path) -> None:
         if own is not None and occupancy:
@@ -441,6 +449,31 @@ def _launch_facts(fn, launch, dynamic_smem) -> tuple:
     if desc.kernel is not None and desc.kernel != fn.name:
         raise LaunchError(launch, f"describes the launch of {desc.kernel}, not {fn.name}")
     return desc.dynamic_shared_bytes, desc.threads
+
+
+def _cut_lines(stmts: list, rng) -> tuple:
+    """The cut's half-open physical lines: the range's statements, widened to the braces of
+    every `{ }` block that declares registers and whose statements the range holds exactly
+    (check's cut-scope rule: a cut takes such a block whole or stays outside it)."""
+    fs, ls = stmts[rng.first - 1], stmts[rng.last - 1]
+    first, end = fs.line, ls.end_line + 1
+
+    def inside(st, blk) -> bool:
+        b = st.block
+        while b is not None and b is not blk:
+            b = b.parent
+        return b is blk
+
+    blk = fs.block
+    while blk is not None and blk.depth > 0 and inside(ls, blk):
+        before = stmts[rng.first - 2] if rng.first > 1 else None
+        after = stmts[rng.last] if rng.last < len(stmts) else None
+        if (before is not None and inside(before, blk)) or (after is not None and inside(after, blk)):
+            break
+        if any(d.space == ".reg" for d in blk.decls):
+            first, end = blk.line, blk.end_line + 1
+        blk = blk.parent
+    return first, end
 
 
 def write_checked(path: Path, render, module: Path, measure, *, implicit: bool = False) -> None:
@@ -616,6 +649,9 @@ ENTRY = {entry!r}
 # qualifies this recipe's debug-stage names ({layer}.NAME)
 LAYER = {layer!r}
 CALLEE = {callee!r}
+# "call.uni" where every lane of the warp reaches the cut together; "call" where a per-lane
+# branch decides who does (PTX defines call.uni only for a non-divergent call)
+CALL_OPCODE = {call_opcode!r}
 
 # the region: its first statement's first physical line, and the line after its last
 # statement's last physical line (half-open)
@@ -755,7 +791,7 @@ def cut_call():
         names.append("ps")
     if ABI == "param" and _RETURNS:
         lines.append("\\t.param .align %d .b8 rv[%d];" % (RET_ALIGN, size))
-    call = "\\tcall.uni "
+    call = "\\t%s " % CALL_OPCODE
     if ABI == "param" and _RETURNS:
         call += "(rv), "
     call += CALLEE
@@ -842,7 +878,8 @@ def _param_roles(fa) -> dict:
 
 def _render(*, name, doc, module, entry, callee, cut, abi, a_regs, c_regs, other_regs,
             ret_regs, types, scratch, w_reg, v_reg, layout_size, slots, shared=(),
-            barrier=False, own=None, exits=(), head=(), roles=None) -> str:
+            barrier=False, own=None, exits=(), head=(), roles=None,
+            call_opcode="call.uni") -> str:
     wrapped = []
     for para in doc:
         wrapped.extend(_wrap(para) if para else [""])
@@ -853,7 +890,7 @@ def _render(*, name, doc, module, entry, callee, cut, abi, a_regs, c_regs, other
     # (`m\x.ptx` is a SyntaxError) and three quotes would end it
     doc_text = "\n".join(wrapped).replace("\\", "\\\\").replace('"""', "'''")
     return _TEMPLATE.format(doc=doc_text, module=module,
-                            entry=entry, callee=callee, cut0=cut[0], cut1=cut[1], abi=abi,
+                            entry=entry, callee=callee, call_opcode=call_opcode, cut0=cut[0], cut1=cut[1], abi=abi,
                             a_regs=_pylist(a_regs), c_regs=_pylist(c_regs),
                             other_regs=_pylist(other_regs), ret_regs=_pylist(ret_regs),
                             types=typ, scratch=scratch, w_reg=w_reg, v_reg=v_reg, slots=slots,

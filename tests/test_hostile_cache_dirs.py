@@ -145,6 +145,7 @@ def test_a_debug_block_of_many_registers_is_checked_in_linear_time(tmp_path, mon
     (tmp_path / "m.ptx").write_text("\n".join(lines) + "\n")
     regs = [f"%r{i}" for i in range(1, n + 1)]
     (tmp_path / "r.py").write_text(
+        'DEBUG_PARAM = "p+0"\nDEBUG_ALIAS_OK = "checked, never run"\n\n'
         'def recipe():\n    return dict(file="m.ptx")\n\n\n'
         f'def stages():\n    return {{"r.end": ({len(lines) - 2}, {regs!r})}}\n')
     walks = []

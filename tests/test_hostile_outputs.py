@@ -31,7 +31,11 @@ def cli(*args, cwd=None, timeout=120, env=None):
 @pytest.fixture
 def project(tmp_path):
     shutil.copy(SMALL, tmp_path / "m.ptx")
-    (tmp_path / "r.py").write_text('def recipe():\n    return dict(file="m.ptx")\n')
+    # debug stages store through a pointer the recipe names (the kernel reads through its
+    # only one, so the recipe says why that is acceptable here)
+    (tmp_path / "r.py").write_text('DEBUG_PARAM = "cfg_loops_param_0+0"\n'
+                                   'DEBUG_ALIAS_OK = "a test of file writes, never run"\n\n'
+                                   'def recipe():\n    return dict(file="m.ptx")\n')
     return tmp_path
 
 
