@@ -46,9 +46,15 @@ DIVERGENT = {
 def test_a_cut_under_a_per_lane_branch_is_reported(tmp_path, kernel):
     fn = MODULE.function(kernel)
     rng = _marked(fn)
-    with pytest.raises(CheckFailed) as exc:
-        new_recipe(kernel, DIV, str(rng), abi="param", entry=kernel, out=tmp_path / "r.py")
-    (f,) = [f for f in exc.value.report.errors if f.code == "divergent-call"]
+    # recipe new scaffolds a plain `call` there, which checks clean ...
+    res = new_recipe(kernel, DIV, str(rng), abi="param", entry=kernel, out=tmp_path / "r.py")
+    text = res.path.read_text()
+    assert "CALL_OPCODE = 'call'" in text and "per-lane branch" in text
+    assert not [f for f in check_recipe(res.path).errors if f.code == "divergent-call"]
+    # ... and the same recipe asking for call.uni is refused
+    res.path.write_text(text.replace("CALL_OPCODE = 'call'", "CALL_OPCODE = 'call.uni'"))
+    rep = check_recipe(res.path)
+    (f,) = [f for f in rep.errors if f.code == "divergent-call"]
     source, branch = DIVERGENT[kernel]
     assert f.statement == f"s{rng.first}"
     assert f"`{branch.strip()}`" in f.message and f"reads {source}" in f.message
@@ -57,7 +63,6 @@ def test_a_cut_under_a_per_lane_branch_is_reported(tmp_path, kernel):
     index, why = u.divergence_at(rng.first, outside=rng)
     assert fn.statements[index - 1].text == branch
     assert u.chain(why)[-1][1] == source
-    assert not (tmp_path / "r.py").exists()
 
 
 def test_a_cut_under_uniform_branches_is_clean(tmp_path):
@@ -81,9 +86,13 @@ def test_a_cut_under_uniform_branches_is_clean(tmp_path):
 def test_cli_reports_the_finding_on_stderr(tmp_path):
     fn = MODULE.function("lane_guarded")
     rng = _marked(fn)
+    out = tmp_path / "lg.py"
     r = CliRunner().invoke(main, ["recipe", "new", "lg", "--module", str(DIV), "--range",
                                   str(rng), "--entry", "lane_guarded", "--abi", "param",
-                                  "-o", str(tmp_path / "lg.py")])
+                                  "-o", str(out)])
+    assert r.exit_code == 0, r.stderr
+    out.write_text(out.read_text().replace("CALL_OPCODE = 'call'", "CALL_OPCODE = 'call.uni'"))
+    r = CliRunner().invoke(main, ["check", str(out)])
     assert r.exit_code == 1
     line = fn.statements[rng.first - 1].line
     assert f"{DIV}:{line}:" in r.stderr and "[divergent-call]" in r.stderr
