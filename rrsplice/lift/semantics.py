@@ -87,6 +87,8 @@ _F = [
          f"{IMPL}: rsqrt_approx_f32", exact=False),
     _row("rcp.approx.ftz.f32", "f32", "f32", "return rr_ftz(rr_rcp_approx(rr_ftz(a)));",
          f"{IMPL}: rcp_approx_f32 (__builtin_amdgcn_rcpf)", exact=False),
+    _row("rcp.approx.f32", "f32", "f32", "return rr_rcp_approx(a);",
+         f"{IMPL}: rcp_approx_f32 (__builtin_amdgcn_rcpf)", exact=False),
     _row("sqrt.approx.ftz.f32", "f32", "f32", "return rr_ftz(rr_sqrt_approx(rr_ftz(a)));",
          f"{IMPL}: sqrt_approx_f32 (__builtin_amdgcn_sqrtf)", exact=False),
     _row("div.approx.ftz.f32", "f32", "f32 f32",
