@@ -38,7 +38,7 @@ class Sem:
 
     @property
     def helper(self) -> str:
-        return "rr_" + self.form.replace(".", "_")
+        return "rr_op_" + self.form.replace(".", "_")
 
 
 def _row(form, dst, srcs, portable, zluda, exact=True) -> Sem:
