@@ -47,6 +47,26 @@ def _original(rec, corpus):
     return module, _recipe_function(module, rec, select_function), path
 
 
+def _outline(recipe_path, corpus):
+    """The outliner's callee for the recipe, and the original module and function (parsed
+    once for both)."""
+    from ..outline.body import build_outline
+    from ..outline.common import OutlineError
+    from ..recipe import load_recipe
+    from ..rewrite import rules_for_recipe
+    from ..select import lines_to_range
+    rec = load_recipe(recipe_path)
+    if rec.cut_call is None or rec.call is None or rec.extern is None:
+        raise OutlineError(f"{rec.path}: `body new --staging` needs a cut_call recipe (cut_call, "
+                           f"call, extern); this one is a {rec.form!r} recipe")
+    module, fn, path = _original(rec, corpus)
+    first, end = rec.cut_call
+    rng = lines_to_range(fn, first, end - 1)
+    out = build_outline(module, fn, rng, rec.call, rec.extern, lines=(first, end),
+                        rules=rules_for_recipe(rec))
+    return out, path, rec, module, fn
+
+
 def _region_offset(bfn, body_text: str, first: int) -> int:
     """Statement index in the body of the region's first statement."""
     marker = body_text.find("// ---- region ")
@@ -141,13 +161,11 @@ def lift_region(recipe_path, staging: str = "registers", corpus=None) -> RegionB
         raise ValueError(f"staging must be one of {STAGINGS}")
     from ..cache import load_analysis
     from ..mma import phases as find_phases
-    from ..outline.from_recipe import outline_recipe
-    out, mpath, rec = outline_recipe(recipe_path, corpus)
+    out, mpath, rec, omod, ofn = _outline(recipe_path, corpus)
     body_name = f"{out.callee}.body.ptx"
     bmod = parse(out.ptx, filename=body_name)
     bfn = next(f for f in bmod.functions if f.has_body and f.name == out.callee)
     names.callee(bfn.name)
-    omod, ofn, _ = _original(rec, corpus)
     fa = load_analysis(omod, ofn)
     phases = find_phases(ofn, fa)
     offset = _region_offset(bfn, out.ptx.decode(), out.region[0])
