@@ -21,7 +21,7 @@ _MAIN = r"""
 #define RR_HOST_TEST 1
 #include "rr_lift.h"
 thread_local rr_u32 rr_host_tid[3], rr_host_ntid[3], rr_host_ctaid[3];
-rr_u8 rr_host_shared[1 << 16];
+rr_u8 rr_host_shared[1 << 22];
 static std::barrier<> *rr_bar;
 static rr_u32 rr_slots[32];
 rr_u32 rr_host_exchange(rr_u32 v, int lane)
@@ -65,14 +65,17 @@ int main()
     }
     for (int i = 0; i < @WORDS@; ++i) printf("%u ", rr_words[i]);
     printf("\n");
+    for (int i = 0; i < @SHARED@; ++i) printf("%u ", rr_host_shared[i]);
+    printf("\n");
     return 0;
 }
 """
 
 
 def build(d: Path, body_text: str, header_text: str, callee: str, arg_types: list,
-          ret_bytes: int, lanes: int, words: int) -> Path:
-    """Write and compile the host program; returns the executable."""
+          ret_bytes: int, lanes: int, words: int, shared: int = 0) -> Path:
+    """Write and compile the host program; returns the executable. The run prints the
+    first `shared` bytes of `.shared` after the call."""
     (d / "body.cu").write_text(body_text)
     (d / "rr_lift.h").write_text(header_text)
     args = ", ".join(f"({t})args[l][{j}]" for j, t in enumerate(arg_types))
@@ -80,7 +83,7 @@ def build(d: Path, body_text: str, header_text: str, callee: str, arg_types: lis
             if ret_bytes else f"{callee}({args});")
     src = _MAIN.replace("@WORDS@", str(words)).replace("@LANES@", str(lanes)) \
         .replace("@NARGS@", str(len(arg_types))).replace("@RETBYTES@", str(ret_bytes)) \
-        .replace("@CALL@", call)
+        .replace("@CALL@", call).replace("@SHARED@", str(shared))
     (d / "main.cpp").write_text(src)
     exe = d / "host_body"
     subprocess.run(["g++", "-std=c++20", "-O1", "-ffp-contract=off", "-pthread", "-w",
@@ -89,13 +92,17 @@ def build(d: Path, body_text: str, header_text: str, callee: str, arg_types: lis
     return exe
 
 
-def run(exe: Path, words: list, lane_args: list) -> tuple:
-    """(per-lane return bytes, final words) of one run."""
+def run(exe: Path, words: list, lane_args: list, shared: bool = False) -> tuple:
+    """(per-lane return bytes, final words[, .shared bytes]) of one run."""
     text = " ".join(str(w) for w in words) + "\n"
     for args in lane_args:
         text += " ".join(f"{v} {int(p)}" for v, p in args) + "\n"
+    exe.with_suffix(".in").write_text(text)      # kept beside the program, to rerun it
     res = subprocess.run([str(exe)], input=text, capture_output=True, text=True, check=True,
                          timeout=60)
-    lines = res.stdout.strip().split("\n")
+    lines = res.stdout.split("\n")[:-1]           # every section ends its line
+    smem = bytes(int(x) for x in lines[-1].split())
+    lines = lines[:-1]
     rets = [bytes(int(x) for x in ln.split()) for ln in lines[:-1]]
-    return rets, [int(x) for x in lines[-1].split()]
+    words_after = [int(x) for x in lines[-1].split()]
+    return (rets, words_after, smem) if shared else (rets, words_after)
