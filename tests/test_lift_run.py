@@ -177,3 +177,43 @@ def test_tiny_whole_region_on_the_host_matches_the_warp_interpreter(tmp_path):
             if got != m.regs[reg]:
                 mismatches.append((lane, reg, hex(got), hex(m.regs[reg])))
     assert not mismatches, (sorted({r for _, r, _, _ in mismatches}), len(mismatches), mismatches[:4])
+
+
+PROBE = 0x10000         # where the probe stores every register of every lane
+
+
+def _probe_all(names: list):
+    """A body transform: before the call text's barrier, every lifted register of every
+    lane stored to .shared at PROBE + (k * 32 + lane) * 4 (k: its index in `names`)."""
+    import re
+
+    def transform(text: str) -> str:
+        names[:] = sorted(set(re.findall(r"\bv_((?:r|f|rs)\d+)\b", text)))
+        i = text.rfind("\n", 0, text.index("rr_bar_sync("))
+        probes = [f"    RR_ST(SHARED, {'float' if r[0] == 'f' else 'rr_u16' if r[:2] == 'rs' else 'rr_u32'}, "
+                  f"{PROBE:#x}u + ({k}u * 32u + rr_sreg_laneid()) * 4u, v_{r});"
+                  for k, r in enumerate(names)]
+        return text[:i] + "\n" + "\n".join(probes) + text[i:]
+    return transform
+
+
+@pytest.mark.slow
+def test_tiny_every_register_of_every_lane_matches_the_warp_interpreter(tmp_path):
+    """Not only what the call text reads back: every register the region writes, on every
+    lane (a rounding that the e4m3 requantisation absorbs still shows here)."""
+    names: list = []
+    _, lanes, smem = run_both(tmp_path, _probe_all(names), shared=PROBE + 4 * 32 * 5000)
+    checked, bad = 0, []
+    for k, r in enumerate(names):
+        w = 2 if r.startswith("rs") else 4
+        for lane, m in enumerate(lanes):
+            want = m.regs.get("%" + r)
+            if want is None:
+                continue
+            off = PROBE + (k * 32 + lane) * 4
+            got = int.from_bytes(smem[off:off + w], "little")
+            checked += 1
+            if got != want:
+                bad.append(("%" + r, lane, hex(got), hex(want)))
+    assert checked > 32 * 2000
+    assert not bad, (len(bad), bad[:6])
