@@ -371,3 +371,98 @@ def state_space(opcode: str) -> Optional[str]:
         if part in _STATE_SPACES:
             return part
     return "generic"
+
+
+# ---------------------------------------------------------------- the type table
+
+# Every fundamental and packed type of the PTX ISA (9.0, 5.2 "Types", 5.2.1 "Fundamental
+# Types", 5.2.2 "Restricted Use of Sub-Word Sizes", 5.2.3 "Alternate Floating-Point Data
+# Formats", 5.2.4 "Packed Data Types"), one row each:
+#
+#     name   kind   bits   [lanes]
+#
+# *kind* is signed | unsigned | bits | float | pred; *bits* the width of the whole value
+# (a packed type's two or four elements together); *lanes* the element count of a packed
+# type (1 when absent). `.pred` is one bit of state: it has no memory size (`bytes` 0; a
+# `.pred` passed through memory is widened by whoever stores it).
+_TYPES = """
+pred     pred      1
+b8       bits      8
+b16      bits      16
+b32      bits      32
+b64      bits      64
+b128     bits      128
+u8       unsigned  8
+u16      unsigned  16
+u32      unsigned  32
+u64      unsigned  64
+s8       signed    8
+s16      signed    16
+s32      signed    32
+s64      signed    64
+f16      float     16
+f32      float     32
+f64      float     64
+bf16     float     16
+tf32     float     32
+f16x2    float     32    2
+bf16x2   float     32    2
+e4m3     float     8
+e5m2     float     8
+e4m3x2   float     16    2
+e5m2x2   float     16    2
+e4m3x4   float     32    4
+e5m2x4   float     32    4
+e2m3x2   float     16    2
+e3m2x2   float     16    2
+e2m1x2   float     8     2
+e2m1x4   float     16    4
+ue8m0x2  unsigned  16    2
+s2f6x2   signed    16    2
+"""
+
+
+@dataclass(frozen=True)
+class PtxType:
+    """One PTX type: `.f16x2` is PtxType("f16x2", "float", 32, 2)."""
+    name: str           # without the dot
+    kind: str           # signed | unsigned | bits | float | pred
+    bits: int           # the whole value
+    lanes: int = 1      # elements of a packed type
+
+    @property
+    def bytes(self) -> int:
+        """Bytes in memory (0 for `.pred`, which has no memory form)."""
+        return 0 if self.kind == "pred" else self.bits // 8
+
+    @property
+    def element_bits(self) -> int:
+        return self.bits // self.lanes
+
+    @property
+    def is_float(self) -> bool:
+        return self.kind == "float"
+
+    @property
+    def is_signed(self) -> bool:
+        return self.kind == "signed"
+
+
+def _parse_types(text: str) -> dict:
+    out = {}
+    for line in text.split("\n"):
+        if line.strip():
+            name, kind, bits, *lanes = line.split()
+            out[name] = PtxType(name, kind, int(bits), int(lanes[0]) if lanes else 1)
+    return out
+
+
+#: type name (no dot) -> PtxType
+TYPES: dict = _parse_types(_TYPES)
+
+
+def ptx_type(name: Optional[str]) -> Optional[PtxType]:
+    """The row of `name` (`.b32` or `b32`), or None when it is not a PTX type."""
+    if not name:
+        return None
+    return TYPES.get(name[1:] if name.startswith(".") else name)

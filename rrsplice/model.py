@@ -12,6 +12,8 @@ import re
 from dataclasses import dataclass, field
 from typing import Iterator, Optional, Union
 
+from .isa import ptx_type
+
 # Special registers are read-only machine state, not variables (PTX ISA "Special Registers").
 _SPECIAL = re.compile(
     r"%(?:(?:tid|ntid|ctaid|nctaid|clusterid|nclusterid|cluster_ctaid|cluster_nctaid)(?:\.[xyzw])?"
@@ -258,12 +260,10 @@ class Decl:
 
     @property
     def byte_size(self) -> Optional[int]:
-        sizes = {".b8": 1, ".u8": 1, ".s8": 1, ".b16": 2, ".u16": 2, ".s16": 2, ".f16": 2,
-                 ".b32": 4, ".u32": 4, ".s32": 4, ".f32": 4, ".b64": 8, ".u64": 8,
-                 ".s64": 8, ".f64": 8}
-        if self.type not in sizes or any(d is None for d in self.dims):
+        row = ptx_type(self.type)
+        if row is None or row.kind == "pred" or any(d is None for d in self.dims):
             return None
-        n = sizes[self.type]
+        n = row.bytes
         for d in self.dims:
             n *= d
         if self.vector:
@@ -287,7 +287,7 @@ class Statement:
 
     __slots__ = ("index", "is_label", "label", "start", "end", "line", "end_line", "column",
                  "depth", "block", "guard", "opcode", "operands", "function", "_text",
-                 "_base", "_mods")
+                 "_base", "_mods", "_view")
 
     def __init__(self, is_label, start, end, line, end_line, column, text,
                  label=None, block=None, guard=None, opcode=None, operands=()):
@@ -308,6 +308,7 @@ class Statement:
         self._text = text
         self._base = None     # base and modifiers are split off the opcode once, on first
         self._mods = None     # use: analyses ask for them hundreds of thousands of times
+        self._view = None     # the typed opcode view, built on first use (rrsplice.opview)
 
     @property
     def sid(self) -> str:
@@ -336,6 +337,15 @@ class Statement:
         if mods is None:
             mods = self._mods = tuple(self.opcode.split(".")[1:]) if self.opcode else ()
         return mods
+
+    @property
+    def view(self):
+        """The typed opcode view (rrsplice.opview.OpView), decoded once, on first use."""
+        v = self._view
+        if v is None:
+            from .opview import build_view
+            v = self._view = build_view(self)
+        return v
 
     @property
     def is_instruction(self) -> bool:

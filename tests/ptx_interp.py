@@ -37,7 +37,10 @@ _BIN = {"add": lambda a, b, w: a + b, "sub": lambda a, b, w: a - b,
         "mul": lambda a, b, w: a * b, "and": lambda a, b, w: a & b,
         "or": lambda a, b, w: a | b, "xor": lambda a, b, w: a ^ b,
         "shl": lambda a, b, w: a << min(b, w), "shr": lambda a, b, w: a >> min(b, w),
-        "min": lambda a, b, w: min(a, b), "max": lambda a, b, w: max(a, b)}
+        "min": lambda a, b, w: min(a, b), "max": lambda a, b, w: max(a, b),
+        # rem/div truncate toward zero (PTX ISA 9.7.1.8/9): the sign of the dividend
+        "rem": lambda a, b, w: (abs(a) % abs(b)) * (-1 if a < 0 else 1),
+        "div": lambda a, b, w: (abs(a) // abs(b)) * (-1 if (a < 0) != (b < 0) else 1)}
 
 
 def _signed(v: int, w: int) -> int:
@@ -267,7 +270,7 @@ def _execute(st, base, mods, ops, m: Machine) -> None:
         if base in ("and", "or", "xor") and w == 1:
             a, b = m.value(ops[1], 1), m.value(ops[2], 1)
         else:
-            sg = signed and base in ("min", "max", "shr")
+            sg = signed and base in ("min", "max", "shr", "rem", "div")
             a = m.value(ops[1], w, sg)
             b = m.value(ops[2], 32 if base in ("shl", "shr") else w, sg and base != "shr")
         m.write(ops[0], _BIN[base](a, b, w), w)

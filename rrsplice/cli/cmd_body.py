@@ -28,11 +28,33 @@ def body_group():
 @click.option("-o", "--output", "out", default=None, type=click.Path(dir_okay=False),
               help="The body's source (default: <callee>.cu / .hip beside the recipe); "
                    "rr_mma.h is written beside it.")
+@click.option("--staging", type=click.Choice(["registers", "image"]), default=None,
+              help="Lift the whole region to C++ (any opcode mix, every ABI): `registers` "
+                   "takes each mma's fragments from lifted locals, `image` stages each "
+                   "phase's A fragments into the per-warp e4m3 image first. Without it: the "
+                   "generated GEMM body of a one-phase, mma-only cut.")
 @corpus_option
 @json_option
-def body_new_cmd(recipe, lang, mma, out, corpus, as_json):
+def body_new_cmd(recipe, lang, mma, out, staging, corpus, as_json):
     """Write RECIPE's native body: the .extern's exact signature, the fragments staged into a
-    row-major e4m3 image per warp, the phase's mma, the results in the scratch slots."""
+    row-major e4m3 image per warp, the phase's mma, the results in the scratch slots; or,
+    with --staging, the whole region lifted statement by statement."""
+    if staging is not None:
+        from ..lift.write import write_region_body
+        body, path = write_region_body(recipe, staging, lang, out, corpus)
+        if as_json:
+            print_json({"body": str(path), "callee": body.callee, "staging": staging,
+                        "region": f"s{body.region[0]}-s{body.region[1]}",
+                        "phases": [{"index": i, "first": f"s{a}", "last": f"s{b}",
+                                    "geometry": g} for i, a, b, g in body.phases],
+                        "helpers": [r.form for r in body.rows], "notes": body.notes})
+            return
+        say(f"wrote {path} and {path.with_name('rr_lift.h')}: {body.callee}, "
+            f"s{body.region[0]}-s{body.region[1]} lifted ({staging} staging), "
+            f"{len(body.phases)} phase(s), {len(body.rows)} instruction helpers")
+        for n in body.notes:
+            note(n)
+        return
     from ..body import new_body
     res = new_body(recipe, lang, out, corpus, mma)
     if as_json:
@@ -44,3 +66,44 @@ def body_new_cmd(recipe, lang, mma, out, corpus, as_json):
         f"{len(p.rets)} results, image {p.m}x{p.k} per warp")
     for n in p.notes:
         note(n)
+
+
+@body_group.command("coverage", epilog=examples(
+    "rrsplice body coverage recipes/swin_tiny_sm89.py",
+    "rrsplice body coverage corpus_fixtures/loops/loops_sm90.ptx --json"))
+@click.argument("target", type=click.Path(dir_okay=False))
+@corpus_option
+@json_option
+def body_coverage_cmd(target, corpus, as_json):
+    """Every opcode form in TARGET (a recipe's cut, or a whole module) and whether the
+    lifter lowers it; exit status 1 when some form does not lift."""
+    from ..lift.write import coverage
+    from ..parser import parse
+    if str(target).endswith(".py"):
+        from ..lift.region import _original
+        from ..recipe import load_recipe
+        from ..select import lines_to_range
+        rec = load_recipe(target)
+        if rec.cut_call is None:
+            from ..errors import RRSpliceError
+            raise RRSpliceError(f"{rec.path}: coverage needs a cut_call recipe")
+        mod, fn, path = _original(rec, corpus)
+        rng = lines_to_range(fn, rec.cut_call[0], rec.cut_call[1] - 1)
+        stmts = fn.statements[rng.first - 1:rng.last]
+    else:
+        mod = parse(target)
+        path = target
+        stmts = [st for f in mod.functions for st in f.statements]
+    rows = coverage(stmts)
+    if as_json:
+        print_json({"target": str(target), "forms": [
+            {"form": f, "count": n, "first": f"{path}:{st.line}:{st.column}",
+             "lifts": why is None, "why": why} for f, n, st, why in rows]})
+    else:
+        for f, n, st, why in rows:
+            say(f"{'lifts' if why is None else 'NO   '}  {n:6d}  {f}"
+                + ("" if why is None else f"  ({why}; first at {path}:{st.line}:{st.column})"))
+        bad = sum(1 for r in rows if r[3] is not None)
+        say(f"{len(rows)} forms, {len(rows) - bad} lift, {bad} do not", err=True)
+    if any(r[3] is not None for r in rows):
+        raise SystemExit(1)

@@ -1,0 +1,410 @@
+"""PTX statements -> C++ statements, one (or a few) per PTX statement, in order.
+
+Registers become typed locals (rrsplice.lift.regs), guards `if`, `bra` a `goto` to the
+label's C++ name, and every computing opcode a call of its semantics row's helper
+(rrsplice.lift.semantics). The few opcodes that move data rather than compute (ld/st, mov,
+setp's two destinations, shfl, barriers, mma, movmatrix, call, ret) have a lowering each
+here. A statement neither covers is a LiftError naming it, never approximated.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Callable, Optional
+
+from ..errors import RRSpliceError
+from ..model import Address, Imm, Negated, ParenList, PredPair, Reg, Sink, Symbol, Vector
+from . import names
+from .regs import RegTypes, convert
+from .semantics import C_TYPES, lookup
+
+_SHFL_MODES = {"up": 0, "down": 1, "bfly": 2, "idx": 3}
+_MMA_FORM = "mma.sync.m16n8k32.row.col.f16.e4m3.e4m3.f16"
+
+
+class LiftError(RRSpliceError):
+    """A statement of the region has no lowering (names its form, file:line:col)."""
+
+
+@dataclass
+class Context:
+    """What lowering a function needs besides the statement: register types, the
+    function's parameters (name -> C expression), where `st.param` of the return goes,
+    and the rows the body uses (collected for the header)."""
+    regs: RegTypes
+    params: dict                              # PTX param name -> (C name, class)
+    ret_param: Optional[str] = None           # the return parameter's PTX name
+    path: str = "?"
+    used: dict = field(default_factory=dict)  # form -> Sem
+    targets: set = field(default_factory=set)
+    calls: dict = field(default_factory=dict)  # callee -> prototype
+    module: object = None
+    mma_hook: Optional[Callable] = None       # staging: replaces the mma lowering
+    locate: Optional[Callable] = None         # statement -> "path:line:col"
+
+
+def where(ctx: Context, st) -> str:
+    if ctx.locate is not None:
+        return ctx.locate(st)
+    return f"{ctx.path}:{st.line}:{st.column}"
+
+
+def refuse(ctx: Context, st, why: str):
+    raise LiftError(f"{where(ctx, st)}: error: cannot lift `{st.text.strip()}` "
+                    f"({st.view.form}): {why} [lift-unsupported]")
+
+
+# ---------------------------------------------------------------- operands
+
+def value(ctx: Context, st, op, want: str) -> str:
+    """C expression of source operand `op` as operand class `want`."""
+    if isinstance(op, Reg):
+        if op.special:
+            sreg = op.name[1:].replace(".", "_")
+            if sreg not in _SREGS:
+                refuse(ctx, st, f"special register {op.name}")
+            return convert(f"rr_sreg_{sreg}()", "u32", want)
+        cls = ctx.regs.cls(op)
+        if cls is None:
+            refuse(ctx, st, f"register {op.name} is not declared")
+        return convert(names.register(op.key), cls, want)
+    if isinstance(op, Negated):
+        return "!" + value(ctx, st, op.reg, "pred")
+    if isinstance(op, Imm):
+        return _imm(ctx, st, op, want)
+    if isinstance(op, Symbol) and op.name == "WARP_SZ":      # the ISA's constant (32)
+        return convert("32u", "u32", want)
+    if isinstance(op, Symbol) and op.name in ctx.params:
+        cname, cls = ctx.params[op.name]
+        return convert(cname, cls, want)
+    refuse(ctx, st, f"operand `{op}`")
+
+
+_SREGS = {"tid_x", "tid_y", "tid_z", "ntid_x", "ntid_y", "ntid_z", "ctaid_x", "ctaid_y",
+          "ctaid_z", "laneid"}
+
+
+def _imm(ctx, st, op: Imm, want: str) -> str:
+    if op.kind_name == "hexfloat":
+        t = op.text
+        if t[:2] in ("0f", "0F"):
+            return convert(f"0x{t[2:]}u", "u32", want)
+        return convert(f"0x{t[2:]}ull", "u64", want)
+    if op.kind_name == "int":
+        v = int(op.value)
+        if want == "pred":
+            return "true" if v else "false"
+        if want in ("f32", "f64"):
+            refuse(ctx, st, f"integer immediate {op.text} as a {want} operand")
+        bits = {"u8": 8, "u16": 16, "u32": 32, "u64": 64}[want]
+        v &= (1 << bits) - 1
+        return f"({C_TYPES[want]})0x{v:x}ull" if bits == 64 else f"({C_TYPES[want]})0x{v:x}u"
+    refuse(ctx, st, f"immediate {op.text}")
+
+
+def assign(ctx: Context, st, op, expr: str, cls: str) -> str:
+    """`dst = expr;` for destination operand `op` given `expr` of class `cls`."""
+    if isinstance(op, Sink):
+        return f"(void)({expr});"
+    if not isinstance(op, Reg) or op.special:
+        refuse(ctx, st, f"destination `{op}`")
+    dcls = ctx.regs.cls(op)
+    if dcls is None:
+        refuse(ctx, st, f"register {op.name} is not declared")
+    return f"{names.register(op.key)} = {convert(expr, cls, dcls)};"
+
+
+# ---------------------------------------------------------------- statements
+
+def lower(ctx: Context, st) -> list:
+    """The C++ lines of one statement (guard applied)."""
+    if st.is_label:
+        name = names.label(st.label)
+        return [f"{name}:;"] if st.label in ctx.targets else \
+            [f"/* {st.label}: (no branch in the body targets it) */"]
+    body = _lower_instruction(ctx, st)
+    if st.guard is not None:
+        cond = ("!" if st.guard.negated else "") + value(ctx, st, st.guard.reg, "pred")
+        if len(body) == 1:
+            return [f"if ({cond}) {body[0]}"]
+        return [f"if ({cond}) {{"] + ["    " + x for x in body] + ["}"]
+    return body
+
+
+def _lower_instruction(ctx: Context, st) -> list:
+    v = st.view
+    base = v.base
+    special = _SPECIAL.get(base)
+    if special is not None:
+        return special(ctx, st)
+    row = lookup(v.form)
+    if row is None:
+        refuse(ctx, st, "no semantics row for this form")
+    ops = st.operands
+    if len(ops) != 1 + len(row.srcs):
+        refuse(ctx, st, f"{len(ops)} operands, the form takes {1 + len(row.srcs)}")
+    ctx.used.setdefault(row.form, row)
+    args = ", ".join(value(ctx, st, o, c) for o, c in zip(ops[1:], row.srcs))
+    return [assign(ctx, st, ops[0], f"{row.helper}({args})", row.dst)]
+
+
+def _mem_class(ctx, st) -> str:
+    t = st.view.type
+    if t is None:
+        refuse(ctx, st, "no type")
+    if t.kind == "float" and t.bits == 32 and t.lanes == 1:
+        return "f32"
+    if t.kind == "float" and t.bits == 64:
+        return "f64"
+    return {8: "u8", 16: "u16", 32: "u32", 64: "u64"}.get(t.bits) or refuse(ctx, st, "width")
+
+
+def _address(ctx, st, addr: Address) -> str:
+    base = addr.base
+    if isinstance(base, Reg):
+        cls = ctx.regs.cls(base) if not base.special else "u32"
+        b = value(ctx, st, base, cls if cls in ("u32", "u64") else "u64")
+    elif base is None:
+        b = "0ull"
+    else:
+        refuse(ctx, st, f"address of symbol {base.name}")
+    return f"({b} + {addr.offset})" if addr.offset else b
+
+
+_SPACES = {"global": "GLOBAL", "generic": "GLOBAL", "shared": "SHARED"}
+
+
+def _ld(ctx, st) -> list:
+    v = st.view
+    dst, addr = st.operands[0], st.operands[1]
+    if not isinstance(addr, Address):
+        refuse(ctx, st, "the source is not an address")
+    cls = _mem_class(ctx, st)
+    if v.space == "param":
+        base = addr.base
+        if isinstance(base, Symbol) and base.name in ctx.params and not addr.offset \
+                and not isinstance(dst, Vector):
+            cname, pcls = ctx.params[base.name]
+            return [assign(ctx, st, dst, convert(cname, pcls, cls), cls)]
+        refuse(ctx, st, "a .param read other than one of the function's own parameters")
+    space = _SPACES.get(v.space)
+    if space is None:
+        refuse(ctx, st, f"loads from .{v.space}")
+    a = _address(ctx, st, addr)
+    c = C_TYPES[cls]
+    items = dst.items if isinstance(dst, Vector) else (dst,)
+    size = {"u8": 1, "u16": 2, "u32": 4, "u64": 8, "f32": 4, "f64": 8}[cls]
+    out = []
+    for k, r in enumerate(items):
+        ak = f"{a} + {k * size}" if k else a
+        out.append(assign(ctx, st, r, f"RR_LD({space}, {c}, {ak})", cls))
+    return out if len(out) == 1 else ["{"] + ["    " + x for x in out] + ["}"]
+
+
+def _st(ctx, st) -> list:
+    v = st.view
+    addr, src = st.operands[0], st.operands[1]
+    if not isinstance(addr, Address):
+        refuse(ctx, st, "the destination is not an address")
+    cls = _mem_class(ctx, st)
+    c = C_TYPES[cls]
+    if v.space == "param":
+        base = addr.base
+        if isinstance(base, Symbol) and base.name == ctx.ret_param and \
+                not isinstance(src, Vector):
+            val = value(ctx, st, src, cls)
+            return [f"{{ const {c} rr_t = {val}; __builtin_memcpy(rr_ret.b + {addr.offset}, "
+                    f"&rr_t, sizeof rr_t); }}"]
+        refuse(ctx, st, "a .param store other than to the function's return value")
+    space = _SPACES.get(v.space)
+    if space is None:
+        refuse(ctx, st, f"stores to .{v.space}")
+    a = _address(ctx, st, addr)
+    items = src.items if isinstance(src, Vector) else (src,)
+    size = {"u8": 1, "u16": 2, "u32": 4, "u64": 8, "f32": 4, "f64": 8}[cls]
+    out = []
+    for k, r in enumerate(items):
+        ak = f"{a} + {k * size}" if k else a
+        out.append(f"RR_ST({space}, {c}, {ak}, {value(ctx, st, r, cls)});")
+    return out
+
+
+def _mov(ctx, st) -> list:
+    dst, src = st.operands
+    cls = _mem_class(ctx, st) if st.view.type.kind != "pred" else "pred"
+    if isinstance(src, Vector):          # pack: mov.b32 %r, {%h0, %h1}
+        part = {2: {"u32": "u16", "u64": "u32"}, 4: {"u32": "u8", "u64": "u16"}}
+        pcls = part.get(len(src.items), {}).get(cls) or refuse(ctx, st, "packing")
+        bits = {"u8": 8, "u16": 16, "u32": 32}[pcls]
+        terms = [f"(({C_TYPES[cls]}){value(ctx, st, x, pcls)} << {bits * i})" if i else
+                 f"({C_TYPES[cls]}){value(ctx, st, x, pcls)}" for i, x in enumerate(src.items)]
+        return [assign(ctx, st, dst, " | ".join(terms), cls)]
+    if isinstance(dst, Vector):          # unpack: mov.b32 {%h0, %h1}, %r
+        part = {2: {"u32": "u16", "u64": "u32"}, 4: {"u32": "u8"}}
+        pcls = part.get(len(dst.items), {}).get(cls) or refuse(ctx, st, "unpacking")
+        bits = {"u8": 8, "u16": 16, "u32": 32}[pcls]
+        w = value(ctx, st, src, cls)
+        return [assign(ctx, st, x, f"({C_TYPES[pcls]})({w} >> {bits * i})", pcls)
+                for i, x in enumerate(dst.items) if not isinstance(x, Sink)]
+    return [assign(ctx, st, dst, value(ctx, st, src, cls), cls)]
+
+
+def _setp(ctx, st) -> list:
+    v = st.view
+    ops = st.operands
+    form = ".".join(["setp", v.compare or "?"] + (["ftz"] if v.ftz else [])
+                    + [v.type.name if v.type else "?"])
+    row = lookup(form)
+    if row is None:
+        refuse(ctx, st, f"no semantics row for {form}")
+    ctx.used.setdefault(row.form, row)
+    cmp = f"{row.helper}({value(ctx, st, ops[1], row.srcs[0])}, " \
+          f"{value(ctx, st, ops[2], row.srcs[1])})"
+    first, second = (ops[0].first, ops[0].second) if isinstance(ops[0], PredPair) \
+        else (ops[0], None)
+    bop = {"and": "&&", "or": "||", "xor": "!="}
+    if v.bool_op:
+        c = value(ctx, st, ops[3], "pred")
+        p = f"(rr_t {bop[v.bool_op]} {c})"
+        q = f"(!rr_t {bop[v.bool_op]} {c})"
+    else:
+        p, q = "rr_t", "!rr_t"
+    out = [f"const bool rr_t = {cmp};", assign(ctx, st, first, p, "pred")]
+    if second is not None and not isinstance(second, Sink):
+        out.append(assign(ctx, st, second, q, "pred"))
+    return ["{"] + ["    " + x for x in out] + ["}"]
+
+
+def _shfl(ctx, st) -> list:
+    mods = st.modifiers
+    mode = next((m for m in mods if m in _SHFL_MODES), None)
+    if "sync" not in mods or mode is None or st.view.type is None or st.view.type.bits != 32:
+        refuse(ctx, st, "only shfl.sync.{up,down,bfly,idx}.b32")
+    ops = st.operands
+    if len(ops) != 5:
+        refuse(ctx, st, "shfl.sync takes d, a, b, c, membermask")
+    d, p = (ops[0].first, ops[0].second) if isinstance(ops[0], PredPair) else (ops[0], None)
+    a, b, c, m = (value(ctx, st, o, "u32") for o in ops[1:])
+    if p is None or isinstance(p, Sink):
+        return [assign(ctx, st, d, f"rr_shfl({_SHFL_MODES[mode]}, {a}, {b}, {c}, {m}, 0)",
+                       "u32")]
+    return ["{", "    bool rr_p;",
+            "    " + assign(ctx, st, d, f"rr_shfl({_SHFL_MODES[mode]}, {a}, {b}, {c}, {m}, "
+                                        "&rr_p)", "u32"),
+            "    " + assign(ctx, st, p, "rr_p", "pred"), "}"]
+
+
+def _bar(ctx, st) -> list:
+    op = st.opcode
+    ops = st.operands
+    if op == "bar.warp.sync" and len(ops) == 1:
+        return [f"rr_bar_warp_sync({value(ctx, st, ops[0], 'u32')});"]
+    if op in ("bar.sync", "barrier.sync", "bar.cta.sync", "barrier.cta.sync") and len(ops) == 1:
+        return [f"rr_bar_sync({value(ctx, st, ops[0], 'u32')});"]
+    refuse(ctx, st, "only bar.warp.sync and the whole-block bar.sync")
+
+
+def _vec(ctx, st, op, n) -> list:
+    if not isinstance(op, Vector) or len(op.items) != n:
+        refuse(ctx, st, f"a fragment of {n} registers expected, not `{op}`")
+    return [value(ctx, st, x, "u32") for x in op.items]
+
+
+def _mma(ctx, st) -> list:
+    if st.view.form != _MMA_FORM:
+        refuse(ctx, st, "the only mma form lifted is m16n8k32 e4m3 x e4m3 + f16")
+    if ctx.mma_hook is not None:
+        hooked = ctx.mma_hook(ctx, st)
+        if hooked is not None:
+            return hooked
+    d, a, b, c = st.operands
+    a_, b_, c_ = _vec(ctx, st, a, 4), _vec(ctx, st, b, 2), _vec(ctx, st, c, 2)
+    if not isinstance(d, Vector) or len(d.items) != 2:
+        refuse(ctx, st, "two D registers expected")
+    return ["{",
+            f"    const rr_u32 rr_a[4] = {{{', '.join(a_)}}};",
+            f"    const rr_u32 rr_b[2] = {{{', '.join(b_)}}};",
+            f"    const rr_u32 rr_c[2] = {{{', '.join(c_)}}};",
+            "    rr_u32 rr_d[2];",
+            "    rr_mma_m16n8k32_f16_e4m3(rr_a, rr_b, rr_c, rr_d);",
+            "    " + assign(ctx, st, d.items[0], "rr_d[0]", "u32"),
+            "    " + assign(ctx, st, d.items[1], "rr_d[1]", "u32"), "}"]
+
+
+def _movmatrix(ctx, st) -> list:
+    if st.view.form != "movmatrix.sync.m8n8.trans.b16":
+        refuse(ctx, st, "only movmatrix.sync.aligned.m8n8.trans.b16")
+    d, a = st.operands
+    return [assign(ctx, st, d, f"rr_movmatrix_trans({value(ctx, st, a, 'u32')})", "u32")]
+
+
+def _bra(ctx, st) -> list:
+    if st.view.targets and len(st.operands) == 1:
+        return [f"goto {names.label(st.view.targets[0])};"]
+    refuse(ctx, st, "an indirect branch")
+
+
+def _ret(ctx, st) -> list:
+    return ["return rr_ret;"] if ctx.ret_param else ["return;"]
+
+
+def _call(ctx, st) -> list:
+    v = st.view
+    if v.callee is None:
+        refuse(ctx, st, "an indirect call")
+    fn = None
+    if ctx.module is not None:
+        fn = next((f for f in ctx.module.functions if f.name == v.callee), None)
+    if fn is None or len(fn.ret_params) > 1:
+        refuse(ctx, st, f"the callee {v.callee} is not a function of the module with at most "
+                        "one return value")
+    cname = names.callee(v.callee)
+    pcls = [_param_class(ctx, st, p) for p in fn.params]
+    rcls = _param_class(ctx, st, fn.ret_params[0]) if fn.ret_params else None
+    if len(v.call_args) != len(pcls) or len(v.call_returns) != (1 if rcls else 0):
+        refuse(ctx, st, "the call's operands do not match the callee's parameters")
+    ctx.calls[v.callee] = (f'extern "C" __device__ {C_TYPES[rcls] if rcls else "void"} '
+                           f"{cname}({', '.join(C_TYPES[c] for c in pcls) or 'void'});")
+    args = ", ".join(value(ctx, st, a, c) for a, c in zip(v.call_args, pcls))
+    if rcls:
+        return [assign(ctx, st, v.call_returns[0], f"{cname}({args})", rcls)]
+    return [f"{cname}({args});"]
+
+
+def _param_class(ctx, st, p) -> str:
+    from ..isa import ptx_type
+    t = ptx_type(p.type)
+    if t is None or p.dims:
+        refuse(ctx, st, f"parameter {p.name} of the callee is not a scalar")
+    return "f32" if t.name == "f32" else "f64" if t.name == "f64" else \
+        {16: "u16", 32: "u32", 64: "u64"}.get(t.bits) or refuse(ctx, st, "parameter width")
+
+
+_SPECIAL = {"ld": _ld, "ldu": _ld, "st": _st, "mov": _mov, "setp": _setp, "shfl": _shfl,
+            "bar": _bar, "barrier": _bar, "mma": _mma, "movmatrix": _movmatrix, "bra": _bra,
+            "ret": _ret, "call": _call}
+
+
+def covers(st) -> Optional[str]:
+    """None when the statement's form has a lowering, else why not (coverage reports;
+    checks what can be known from the form alone)."""
+    v = st.view
+    if st.is_label:
+        return None
+    if v.base in _SPECIAL:
+        if v.base == "mma" and v.form != _MMA_FORM:
+            return "only the m16n8k32 e4m3 x e4m3 + f16 mma"
+        if v.base == "movmatrix" and v.form != "movmatrix.sync.m8n8.trans.b16":
+            return "only movmatrix m8n8.trans.b16"
+        if v.base in ("ld", "ldu", "st") and v.space not in ("global", "generic", "shared",
+                                                             "param"):
+            return f".{v.space} memory"
+        if v.base == "setp":
+            form = ".".join(["setp", v.compare or "?"] + (["ftz"] if v.ftz else [])
+                            + [v.type.name if v.type else "?"])
+            return None if lookup(form) else "no semantics row"
+        return None
+    return None if lookup(v.form) else "no semantics row"
+
+
+__all__ = ["Context", "LiftError", "covers", "lower", "ParenList"]

@@ -1,0 +1,237 @@
+"""A whole-region native body from a `cut_call` recipe: the outliner's callee (the region
+with the recipe's ABI already applied: parameters loaded into the registers the region
+reads, shared symbols through the passed bases, results stored where the call text reads
+them back -- scratch, own scratch, lane-major slots or a `.param` return) lifted to C++,
+with a commented section per phase and gap of the original function.
+
+Staging: `registers` lifts every mma as it is (A from lifted locals); `image` stages each
+phase's A fragments into the per-warp row-major e4m3 image once they are final and the
+phase's mma read A from it (rr_mma.h's `rr_stage_a` / `rr_mma_e4m3_f16`).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Optional
+
+from ..parser import parse
+from . import names
+from .function import lift_function
+from .header import header_text
+from .lower import LiftError, assign, value
+
+STAGINGS = ("registers", "image")
+
+
+@dataclass
+class RegionBody:
+    callee: str
+    text: str                  # the body source
+    header: str                # rr_lift.h
+    mma_header: Optional[str]  # rr_mma.h (image staging)
+    staging: str
+    region: tuple
+    phases: list               # (index, first, last, geometry)
+    rows: list
+    notes: list = field(default_factory=list)
+    outlined_ptx: bytes = b""
+
+
+def _original(rec, corpus):
+    from ..outline.from_recipe import _recipe_function
+    from ..recipe import resolve_module
+    from ..select import select_function
+    path, _ = resolve_module(rec, corpus)
+    module = parse(path)
+    return module, _recipe_function(module, rec, select_function), path
+
+
+def _outline(recipe_path, corpus):
+    """The outliner's callee for the recipe, and the original module and function (parsed
+    once for both)."""
+    from ..outline.body import build_outline
+    from ..outline.common import OutlineError
+    from ..recipe import load_recipe
+    from ..rewrite import rules_for_recipe
+    from ..select import lines_to_range
+    rec = load_recipe(recipe_path)
+    if rec.cut_call is None or rec.call is None or rec.extern is None:
+        raise OutlineError(f"{rec.path}: `body new --staging` needs a cut_call recipe (cut_call, "
+                           f"call, extern); this one is a {rec.form!r} recipe")
+    module, fn, path = _original(rec, corpus)
+    first, end = rec.cut_call
+    rng = lines_to_range(fn, first, end - 1)
+    out = build_outline(module, fn, rng, rec.call, rec.extern, lines=(first, end),
+                        rules=rules_for_recipe(rec))
+    return out, path, rec, module, fn
+
+
+def _region_offset(bfn, body_text: str, first: int) -> int:
+    """Statement index in the body of the region's first statement."""
+    marker = body_text.find("// ---- region ")
+    line = body_text.count("\n", 0, marker) + 1
+    for st in bfn.statements:
+        if st.line > line:
+            return st.index
+    raise LiftError("the outlined body has no region statements")
+
+
+def _sections(ofn, fa, region, offset, phases) -> tuple:
+    """{body statement index: comment lines} for each phase and gap inside the region."""
+    from ..descriptor import classify_gap
+    first, last = region
+    to_body = offset - first
+    out: dict = {}
+    listed = []
+    stmts = ofn.statements
+    inside = [p for p in phases if first <= p.first and p.last <= last]
+    if inside and inside[0].first > first:
+        a = stmts[first - 1]
+        out.setdefault(first + to_body, []).append(
+            f"/* ---- before phase {inside[0].index}: s{first}-s{inside[0].first - 1} "
+            f"(lines {a.line}-{stmts[inside[0].first - 2].end_line}) ---- */")
+    for p in inside:
+        listed.append((p.index, p.first, p.last, p.geometry))
+        out.setdefault(p.first + to_body, []).append(
+            f"/* ==== phase {p.index}: s{p.first}-s{p.last} (lines {p.first_line}-"
+            f"{p.last_line}), {p.geometry} {p.shape}, {len(p.mmas)} mma in {p.chain_count} "
+            f"chains ==== */")
+        if p.gap_first is not None and p.gap_last is not None and p.gap_first <= last:
+            g1, g2 = p.gap_first, min(p.gap_last, last)
+            gap = [s for s in stmts[g1 - 1:g2] if not s.is_label]
+            kind = classify_gap(gap)["kind"].value if gap else "empty"
+            out.setdefault(g1 + to_body, []).append(
+                f"/* ---- gap after phase {p.index}: s{g1}-s{g2} (lines {stmts[g1 - 1].line}-"
+                f"{stmts[g2 - 1].end_line}), epilogue: {kind} ---- */")
+    return out, listed
+
+
+class _ImageStaging:
+    """The mma lowering of `--staging image`: before an mma, each A register of its phase
+    that was (re)written since it was last staged is staged into the image; the mma reads
+    A from the image. Region code with branches stages at every mma (always exact)."""
+
+    def __init__(self, frag_of: dict, mma_phase: dict, lda: int, has_branches: bool):
+        self.frag_of = frag_of          # (phase, reg) -> (row_base, col_base, index)
+        self.mma_phase = mma_phase      # body statement index -> phase index
+        self.lda = lda
+        self.staged: set = set()
+        self.always = has_branches
+
+    def defined(self, regs) -> None:
+        self.staged.difference_update(regs)
+
+    def __call__(self, ctx, st):
+        ph = self.mma_phase.get(st.index)
+        if ph is None:
+            return None
+        d, a, b, c = st.operands
+        tiles = set()
+        out = []
+        for r in a.items:
+            f = self.frag_of.get((ph, r.name))
+            if f is None:
+                return None
+            tiles.add((f[0], f[1]))
+            if self.always or r.key not in self.staged:
+                out.append(f"rr_stage_a(rr_img, {self.lda}, rr_lane, {f[0]}, {f[1]}, {f[2]}, "
+                           f"{value(ctx, st, r, 'u32')});   /* {r.name}: A reg {f[2]} */")
+                self.staged.add(r.key)
+        if len(tiles) != 1:
+            return None
+        (m0, k0), = tiles
+        if out:
+            out.append("rr_bar_warp_sync(0xffffffffu);")
+        bs = [value(ctx, st, x, "u32") for x in b.items]
+        cs = [value(ctx, st, x, "u32") for x in c.items]
+        out += ["{", "    rr_u32 rr_d[2];",
+                f"    rr_mma_e4m3_f16(rr_img, {self.lda}, {m0}, {k0}, {bs[0]}, {bs[1]}, "
+                f"{cs[0]}, {cs[1]}, rr_lane, rr_d);   /* A tile ({m0}, {k0}) from the image */",
+                "    " + assign(ctx, st, d.items[0], "rr_d[0]", "u32"),
+                "    " + assign(ctx, st, d.items[1], "rr_d[1]", "u32"), "}",
+                "rr_bar_warp_sync(0xffffffffu);   /* the image is read before it is restaged */"]
+        return out
+
+
+def lift_region(recipe_path, staging: str = "registers", corpus=None) -> RegionBody:
+    """The whole-region body of a `cut_call` recipe (LiftError / OutlineError / BodyError
+    name what cannot be lifted)."""
+    if staging not in STAGINGS:
+        raise ValueError(f"staging must be one of {STAGINGS}")
+    from ..cache import load_analysis
+    from ..mma import phases as find_phases
+    out, mpath, rec, omod, ofn = _outline(recipe_path, corpus)
+    body_name = f"{out.callee}.body.ptx"
+    bmod = parse(out.ptx, filename=body_name)
+    bfn = next(f for f in bmod.functions if f.has_body and f.name == out.callee)
+    names.callee(bfn.name)
+    fa = load_analysis(omod, ofn)
+    phases = find_phases(ofn, fa)
+    offset = _region_offset(bfn, out.ptx.decode(), out.region[0])
+    sections, listed = _sections(ofn, fa, out.region, offset, phases)
+    hook = None
+    mma_header = None
+    notes = list(out.notes)
+    extra_top: tuple = ()
+    if staging == "image":
+        from ..body.header import header_text as mma_header_text
+        from ..check.scratch import block_threads
+        from ..fragmap import phase_map
+        inside = [p for p in phases if out.region[0] <= p.first and p.last <= out.region[1]]
+        if not inside:
+            raise LiftError(f"{rec.path}: `--staging image` needs a phase inside the cut "
+                            "(the region holds no mma)")
+        frag_of, mma_phase, layouts = {}, {}, None
+        shift = offset - out.region[0]
+        lda = max(p.k for p in inside)
+        rows = max(p.m for p in inside)
+        for p in inside:
+            pm = phase_map(ofn, fa, p)
+            layouts = layouts or pm.layouts
+            for f in pm.a:
+                frag_of[(p.index, f.reg)] = (f.row_base, f.col_base, f.index)
+            for m in p.mmas:
+                mma_phase[m.index + shift] = p.index
+        branches = any(s.base in ("bra", "brx") for s in bfn.statements)
+        hook = _ImageStaging(frag_of, mma_phase, lda, branches)
+        mma_header = mma_header_text(layouts)
+        threads = block_threads(ofn)
+        warps = (threads + 31) // 32 if threads else 32
+        notes.append(f"staged image: {rows} x {lda} bytes per warp, {warps} warps")
+        img = f"rr_img_{bfn.name}"
+        extra_top = (f"rr_u8 *rr_img = &{img}[rr_lift_linear_tid() >> 5][0];",
+                     "const int rr_lane = (int)rr_sreg_laneid();")
+    first, last = out.region
+    shift = offset - first
+
+    def locate(st) -> str:
+        """A body statement's place: the original statement's for the region's."""
+        i = st.index - shift
+        if first <= i <= last:
+            o = ofn.statements[i - 1]
+            return f"{mpath}:{o.line}:{o.column}"
+        return f"{body_name}:{st.line}:{st.column} (the outlined callee)"
+    lifted = lift_function(bfn, body_name, sections, mma_hook=hook, module=bmod,
+                           extra_top=extra_top, locate=locate,
+                           on_defs=hook.defined if hook is not None else None)
+    head = header_text(lifted.rows)
+    src = [f"/* {bfn.name}: native body of {ofn.name} s{out.region[0]}-s{out.region[1]} "
+           f"(lines {out.lines[0]}-{out.lines[1]}) of {Path(mpath).name},",
+           f" * generated by `rrsplice body new {Path(rec.path).name} --staging {staging}`:",
+           f" * the outlined callee (ABI {out.abi}) lifted statement by statement; "
+           f"{len(listed)} phase(s) inside. */",
+           '#include "rr_lift.h"']
+    if mma_header is not None:
+        src.append('#include "rr_mma.h"')
+        warps_rows = notes[-1]
+        src.append(f"/* the staged A image of each warp ({warps_rows}) */")
+        src.append(f"static __shared__ __attribute__((aligned(16))) rr_u8 "
+                   f"rr_img_{bfn.name}[{warps}][{rows * lda}];")
+    src += lifted.prototypes
+    if lifted.ret_struct:
+        src.append(lifted.ret_struct)
+    src.append("")
+    src.append(lifted.text)
+    return RegionBody(bfn.name, "\n".join(src), head, mma_header, staging, out.region, listed,
+                      lifted.rows, notes, out.ptx)
