@@ -10,6 +10,7 @@ import shutil
 import signal
 import subprocess
 import sys
+import time
 from pathlib import Path
 
 import pytest
@@ -175,12 +176,14 @@ main()
 @pytest.mark.slow
 def test_six_concurrent_stages_new_keep_all_six_stages(project):
     env = dict(os.environ, PYTHONPATH=str(ROOT), RRSPLICE_NO_CACHE="1")
-    procs = [subprocess.Popen([sys.executable, "-c", _SLOW_WRITER, "stages", "new",
-                               str(project / "r.py"), "--at", f"s{i}", "--regs", "%r1",
-                               "--corpus", str(project)],
-                              env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-                              text=True)
-             for i in range(3, 9)]
+    procs = []
+    for i in range(3, 9):       # staggered: some open the recipe after it was replaced
+        procs.append(subprocess.Popen([sys.executable, "-c", _SLOW_WRITER, "stages", "new",
+                                       str(project / "r.py"), "--at", f"s{i}", "--regs",
+                                       "%r1", "--corpus", str(project)],
+                                      env=env, stdout=subprocess.PIPE,
+                                      stderr=subprocess.PIPE, text=True))
+        time.sleep(0.35)
     outs = [p.communicate(timeout=120) for p in procs]
     assert [p.returncode for p in procs] == [0] * 6, outs
     from rrsplice.recipe import load_recipe
