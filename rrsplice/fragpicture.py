@@ -8,38 +8,91 @@ picture needs nothing beyond the standard library. Both are written atomically.
 
 from __future__ import annotations
 
+import re
 import struct
 import zlib
 from pathlib import Path
 
+from .errors import RRSpliceError
 from .fsutil import write_atomic
 
 _COLOURS = [(0xDD, 0xEE, 0xFF), (0xFF, 0xE8, 0xCC), (0xDD, 0xF5, 0xDD), (0xF5, 0xDD, 0xF0),
             (0xEE, 0xEE, 0xCC), (0xCC, 0xEE, 0xEE), (0xE8, 0xE0, 0xFF), (0xFF, 0xDD, 0xDD)]
 
 
-def _grids(pm) -> list:
-    """[(title, rows, cols, {(row, col): (lane, reg, elem, index)})] for A, B, C, D."""
+MATRICES = ("A", "B", "C", "D")
+# the most cells a grid may have across or down before the default picture shows only
+# tile (0, 0) of each matrix (64 cells: 2,300 px of PNG, legible at 100 %)
+DEFAULT_MAX_CELLS = 64
+
+
+class PictureError(RRSpliceError):
+    code = "picture"
+
+
+def tile_shape(pm) -> dict:
+    """Matrix -> (rows, cols) of one mma's tile, from the phase's shape (`m16n8k32`:
+    A 16x32, B 32x8, C and D 16x8)."""
+    m = re.fullmatch(r"m(\d+)n(\d+)k(\d+)", pm.phase.shape or "")
+    if m is None:
+        raise PictureError(f"phase {pm.phase.index}: no mma shape to cut tiles from")
+    tm, tn, tk = (int(x) for x in m.groups())
+    return {"A": (tm, tk), "B": (tk, tn), "C": (tm, tn), "D": (tm, tn)}
+
+
+def _grids(pm, matrices=None, tile=None) -> list:
+    """[(title, rows, cols, {(row, col): (lane, reg, elem, index)})] for the chosen
+    matrices (default all four); with `tile` = (i, j), only that tile of each, its cells
+    renumbered from 0 and its matrix coordinates in the title."""
     p = pm.phase
     dims = {"A": (p.m, p.k), "B": (p.k, p.n), "C": (p.m, p.n), "D": (p.m, p.n)}
-    names = {"A": "A[row][k]", "B": "B[k][n]", "C": "C[row][n] (bias seeds)",
-             "D": "D[row][n]"}
+    names = {"A": ("A[row][k]", "row", "k"), "B": ("B[k][n]", "k", "n"),
+             "C": ("C[row][n] (bias seeds)", "row", "n"), "D": ("D[row][n]", "row", "n")}
+    shapes = tile_shape(pm) if tile is not None else None
     out = []
     for key, frags in (("A", pm.a), ("B", pm.b), ("C", pm.c), ("D", pm.d)):
+        if matrices and key not in matrices:
+            continue
+        rows, cols = dims[key]
+        r0, c0 = 0, 0
+        title = f"phase {p.index} {names[key][0]} {rows}x{cols}"
+        if tile is not None:
+            th, tw = shapes[key]
+            r0, c0 = tile[0] * th, tile[1] * tw
+            if r0 >= rows or c0 >= cols:
+                raise PictureError(f"phase {p.index}: {key} has {rows // th}x{cols // tw} "
+                                   f"tiles of {th}x{tw}; there is no tile {tile}")
+            title += (f", tile {tile}: {names[key][1]} {r0}-{r0 + th - 1}, "
+                      f"{names[key][2]} {c0}-{c0 + tw - 1}")
+            rows, cols = th, tw
         cells = {}
         for f in frags:
             for lane, e, r, c, _w in f.elements():
-                cells[(r, c)] = (lane, f.reg, e, f.index)
-        rows, cols = dims[key]
-        out.append((f"phase {p.index} {names[key]} {rows}x{cols}", rows, cols, cells))
+                if r0 <= r < r0 + rows and c0 <= c < c0 + cols:
+                    cells[(r - r0, c - c0)] = (lane, f.reg, e, f.index)
+        out.append((title, rows, cols, cells))
     return out
+
+
+def choose(pm, matrices=None, tile=None) -> tuple:
+    """(matrices, tile, note) of the picture to draw: what was asked, or -- when nothing
+    was and the whole phase is too large to read -- tile (0, 0) of each matrix, with a note
+    saying so."""
+    if tile is not None or matrices:
+        return matrices, tile, None
+    big = max(max(r, c) for _t, r, c, _x in _grids(pm, matrices))
+    if big <= DEFAULT_MAX_CELLS:
+        return matrices, None, None
+    return matrices, (0, 0), (f"phase {pm.phase.index} is {pm.phase.geometry}: drew tile "
+                              "(0, 0) of each matrix; --tile I,J and --matrix A|B|C|D choose "
+                              "others")
 
 
 CELL_W, CELL_H, PAD, TITLE = 46, 24, 10, 18
 
 
-def svg_text(pm) -> str:
-    grids = _grids(pm)
+def svg_text(pm, matrices=None, tile=None) -> str:
+    grids = _grids(pm, matrices, tile)
     width = max(cols for _t, _r, cols, _c in grids) * CELL_W + 2 * PAD
     height = sum(TITLE + rows * CELL_H + PAD for _t, rows, _c, _x in grids) + PAD
     out = [f'<svg xmlns="http://www.w3.org/2000/svg" width="{width}" height="{height}" '
@@ -61,8 +114,8 @@ def svg_text(pm) -> str:
     return "\n".join(out) + "\n"
 
 
-def write_svg(pm, path) -> None:
-    write_atomic(Path(path), svg_text(pm).encode("utf-8"))
+def write_svg(pm, path, matrices=None, tile=None) -> None:
+    write_atomic(Path(path), svg_text(pm, matrices, tile).encode("utf-8"))
 
 
 # ---------------------------------------------------------------- PNG
@@ -83,19 +136,36 @@ _FONT = {
 _PX_W, _PX_H = 36, 14
 
 
-def _draw_text(img, width, x, y, text, colour=(0, 0, 0)):
-    for ch in text.upper():
-        glyph = _FONT.get(ch, _FONT[" "])
-        for gy, bits in enumerate(glyph):
-            for gx in range(3):
-                if bits & (4 >> gx):
-                    o = ((y + gy) * width + x + gx) * 3
-                    img[o:o + 3] = bytes(colour)
-        x += 4
+_GLYPH_ROWS: dict = {}
 
 
-def png_bytes(pm) -> bytes:
-    grids = _grids(pm)
+def _text_rows(text: str, back: bytes) -> list:
+    """The five pixel rows of `text` (3x5 glyphs, one blank column after each) in black on
+    `back`, as RGB bytes: drawn with five slice assignments instead of a store per
+    pixel."""
+    key = (text, back)
+    hit = _GLYPH_ROWS.get(key)
+    if hit is None:
+        ink = b"\x00\x00\x00"
+        rows = []
+        for gy in range(5):
+            row = bytearray()
+            for ch in text.upper():
+                bits = _FONT.get(ch, _FONT[" "])[gy]
+                row += b"".join(ink if bits & (4 >> gx) else back for gx in range(3)) + back
+            rows.append(bytes(row))
+        hit = _GLYPH_ROWS[key] = rows
+    return hit
+
+
+def _draw_text(img, width, x, y, text, back=b"\xff\xff\xff"):
+    for gy, row in enumerate(_text_rows(text, back)):
+        o = ((y + gy) * width + x) * 3
+        img[o:o + len(row)] = row
+
+
+def png_bytes(pm, matrices=None, tile=None) -> bytes:
+    grids = _grids(pm, matrices, tile)
     width = max(cols for _t, _r, cols, _c in grids) * _PX_W + 8
     height = sum(8 + rows * _PX_H + 4 for _t, rows, _c, _x in grids) + 4
     img = bytearray(b"\xff" * (width * height * 3))
@@ -109,8 +179,8 @@ def png_bytes(pm) -> bytes:
             for yy in range(y0, y0 + _PX_H - 1):
                 o = (yy * width + x0) * 3
                 img[o:o + 3 * (_PX_W - 1)] = fill * (_PX_W - 1)
-            _draw_text(img, width, x0 + 1, y0 + 1, f"T{lane}")
-            _draw_text(img, width, x0 + 1, y0 + 7, f"{reg.lstrip('%')}.{e}")
+            _draw_text(img, width, x0 + 1, y0 + 1, f"T{lane}", fill)
+            _draw_text(img, width, x0 + 1, y0 + 7, f"{reg.lstrip('%')}.{e}", fill)
         y += rows * _PX_H + 4
     raw = b"".join(b"\x00" + bytes(img[i * width * 3:(i + 1) * width * 3])
                    for i in range(height))
@@ -124,5 +194,5 @@ def png_bytes(pm) -> bytes:
             + chunk(b"IDAT", zlib.compress(raw, 6)) + chunk(b"IEND", b""))
 
 
-def write_png(pm, path) -> None:
-    write_atomic(Path(path), png_bytes(pm))
+def write_png(pm, path, matrices=None, tile=None) -> None:
+    write_atomic(Path(path), png_bytes(pm, matrices, tile))

@@ -21,6 +21,10 @@ launched through the CUDA driver API (libcuda, via ctypes), because the kernels 
 
     python3 scripts/gpu_diff.py build/gpu/manifest.json --out results.json [--trials 2]
 
+Any other kernel: `--pair ORIGINAL.cubin SPLICED.cubin KERNEL LAUNCH.json`, where the launch
+description (rrsplice.launch) gives the grid, block, dynamic shared memory and every
+parameter (buffers with a fill and a role, scalars with a value).
+
 Exit status: 0 when every run that should match matches and every negative control differs.
 """
 
@@ -88,9 +92,12 @@ class Driver:
     def unload(self, mod) -> None:
         self.lib.cuModuleUnload(mod)
 
-    def launch(self, fn, grid, block, params: bytes, smem: int = 0) -> None:
-        buf = ctypes.create_string_buffer(params, len(params))
-        argv = (ctypes.c_void_p * 1)(ctypes.cast(buf, ctypes.c_void_p))
+    def launch(self, fn, grid, block, params, smem: int = 0) -> None:
+        """`params`: the by-value parameter block (bytes), or one bytes per kernel
+        parameter (a list, as pack_args gives it)."""
+        args = [params] if isinstance(params, (bytes, bytearray)) else list(params)
+        bufs = [ctypes.create_string_buffer(bytes(a), len(a)) for a in args]
+        argv = (ctypes.c_void_p * len(bufs))(*[ctypes.cast(b, ctypes.c_void_p) for b in bufs])
         rc = self.lib.cuLaunchKernel(fn, ctypes.c_uint(grid[0]), ctypes.c_uint(grid[1]),
                                      ctypes.c_uint(grid[2]), ctypes.c_uint(block[0]),
                                      ctypes.c_uint(block[1]), ctypes.c_uint(block[2]),
@@ -267,6 +274,99 @@ class Inputs:
                 arr.copy_to(host)
                 out[name] = host.view(np.uint8).reshape(-1).copy()
         return out
+
+
+# ---------------------------------------------------------------- any kernel's launch
+
+def load_launch_description(path):
+    """The launch description at `path`, checked by rrsplice.launch (either form: one
+    by-value `param_block`, or `params`, one per kernel parameter)."""
+    sys.path.insert(0, str(ROOT))
+    from rrsplice.launch import load_launch
+    return load_launch(path)
+
+
+def host_inputs(launch, seed: int) -> dict:
+    """Host bytes of every buffer parameter, by name: its `fill` over `bytes`, then GUARD
+    bytes filled from the same seed (zero after an output), in parameter order."""
+    rng = np.random.default_rng(seed)
+    out = {}
+    for p in launch.params:
+        if p.kind in ("texture", "surface") and not launch.by_value_block:
+            raise ValueError(f"{p.name}: textures and surfaces are supported in the "
+                             "param_block form only")
+        if not p.is_buffer:
+            continue
+        if p.fill not in FILLS:
+            raise ValueError(f"unknown fill {p.fill!r} ({p.name})")
+        host = fill(rng, p.fill, p.bytes)
+        guard = fill(rng, "f32_unit" if p.role == "input" else "zero", GUARD)
+        out[p.name] = np.concatenate([host, guard])
+    return out
+
+
+def pack_args(launch, handles: dict) -> list:
+    """The kernel's arguments as the driver takes them: [the packed parameter block] for
+    the param_block form, else one bytes per parameter. `handles`: name -> the device
+    address (buffers) or object handle (textures, surfaces)."""
+    def value(p) -> bytes:
+        if p.kind in ("buffer", "texture", "surface"):
+            return struct.pack("<Q", handles[p.name])
+        return p.scalar_bytes()
+    if launch.by_value_block:
+        block = bytearray(launch.block_size)
+        for p in launch.params:
+            block[p.offset:p.offset + p.size] = value(p)
+        return [bytes(block)]
+    return [value(p) for p in launch.params]
+
+
+class LaunchInputs:
+    """Device buffers for one trial of any kernel's launch (buffers and scalars)."""
+
+    def __init__(self, cp, launch, seed: int):
+        self.cp = cp
+        self.dev = {name: cp.asarray(host) for name, host in host_inputs(launch, seed).items()}
+        self.args = pack_args(launch, {n: d.data.ptr for n, d in self.dev.items()})
+        self.outputs = [(p.name, self.dev[p.name][:p.bytes]) for p in launch.params
+                        if p.is_buffer and p.role in ("output", "inout")]
+
+    def poison(self, byte: int) -> None:
+        for _name, d in self.outputs:
+            d.fill(byte)
+
+    def read(self) -> dict:
+        return {name: self.cp.asnumpy(d).view(np.uint8).copy() for name, d in self.outputs}
+
+
+def pair(original: str, spliced: str, kernel: str, launch_path: str, trials: int) -> int:
+    """Original and spliced cubin of any kernel on the inputs its launch description
+    gives: every output byte compared, unwritten bytes shown by the poison."""
+    import cupy as cp
+    cp.zeros(1)
+    drv = Driver()
+    drv.ensure_context()
+    launch = load_launch_description(launch_path)
+    _ma, fa = drv.load(Path(original), kernel)
+    _mb, fb = drv.load(Path(spliced), kernel)
+    bad = 0
+    for t in range(trials):
+        seed = int.from_bytes(os.urandom(8), "little")
+        runs = []
+        for fn, byte in ((fa, 0xA5), (fa, 0x3C), (fb, 0x5A)):
+            inp = LaunchInputs(cp, launch, seed)
+            inp.poison(byte)
+            drv.launch(fn, launch.grid, launch.block, inp.args, launch.dynamic_shared_bytes)
+            drv.sync()
+            runs.append(inp.read())
+        a, a2, b = runs
+        per = {n: {"bytes": int(a[n].size), "mismatches": int(np.count_nonzero(a[n] != b[n])),
+                   "original_repeat_mismatches": int(np.count_nonzero(a[n] != a2[n]))}
+               for n in a}
+        bad += sum(o["mismatches"] + o["original_repeat_mismatches"] for o in per.values())
+        print(json.dumps({"trial": t, "seed": seed, "kernel": kernel, "outputs": per}),
+              flush=True)
+    return 0 if bad == 0 else 1
 
 
 # ---------------------------------------------------------------- one comparison
@@ -449,7 +549,13 @@ def main() -> int:
                     help="Set the per-thread stack limit (bytes) before loading (0: leave).")
     ap.add_argument("--smoke", nargs=3, metavar=("MODULE", "KERNEL", "LAUNCH_JSON"),
                     help="Only load MODULE (cubin or PTX) and launch KERNEL once.")
+    ap.add_argument("--pair", nargs=4, metavar=("ORIGINAL", "SPLICED", "KERNEL", "LAUNCH_JSON"),
+                    help="Compare two cubins of any kernel, launched as LAUNCH_JSON describes "
+                         "(grid, block, dynamic shared memory, parameters as typed buffers "
+                         "with fills; corpus_fixtures/edge/dynamic_smem.launch.json).")
     args = ap.parse_args()
+    if args.pair:
+        return pair(*args.pair, trials=args.trials)
     if args.smoke:
         return smoke(*args.smoke)
     man = json.loads(Path(args.manifest).read_text())

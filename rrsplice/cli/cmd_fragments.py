@@ -50,9 +50,15 @@ def _print_phase(pm) -> None:
               help="Draw the phase's tiles (lane and register of each element) as a PNG.")
 @click.option("--svg", "svg", type=click.Path(dir_okay=False), default=None, metavar="FILE",
               help="The same picture as SVG.")
+@click.option("--matrix", "matrices", type=click.Choice(["A", "B", "C", "D"]), multiple=True,
+              help="Draw only this matrix (repeatable; default all four).")
+@click.option("--tile", "tile", default=None, metavar="I,J",
+              help="Draw only tile (I, J) of each matrix drawn: one mma's A (m-tile, k-slice), "
+                   "B (k-slice, n-tile), C/D (m-tile, n-tile). Default: the whole phase when "
+                   "it is small enough to read, else tile 0,0.")
 @entry_option
 @json_option
-def fragments_cmd(target, phase, elements, png, svg, entry, as_json):
+def fragments_cmd(target, phase, elements, png, svg, matrices, tile, entry, as_json):
     """Every fragment register of each phase of TARGET (a .ptx, or a recipe: the registers
     its cut passes and returns) resolved to matrix coordinates: A[row][k], B[k][n], C and
     D[row][n] of the phase, with the weight-image byte of every B and bias-seed element."""
@@ -109,14 +115,25 @@ def fragments_cmd(target, phase, elements, png, svg, entry, as_json):
             if rest:
                 click.echo(f"  not fragments: {' '.join(rest)}")
         return
+    if (matrices or tile) and not (png or svg):
+        raise RRSpliceError("--matrix/--tile choose what --png/--svg draw: give one of them")
+    if tile is not None:
+        import re as _re
+        m = _re.fullmatch(r"\s*(\d+)\s*,\s*(\d+)\s*", tile)
+        if m is None:
+            raise RRSpliceError(f"--tile {tile!r}: expected two tile indices I,J (e.g. 0,1)")
+        tile = (int(m.group(1)), int(m.group(2)))
     maps = module_maps(fn, fa, phase)
     if png or svg:
-        from ..fragpicture import write_png, write_svg
+        from ..fragpicture import choose, write_png, write_svg
+        matrices, tile, why = choose(maps[0], matrices or None, tile)
+        if why:
+            note(why, as_json)
         if svg:
-            write_svg(maps[0], svg)
+            write_svg(maps[0], svg, matrices, tile)
             note(f"wrote {svg}", as_json)
         if png:
-            write_png(maps[0], png)
+            write_png(maps[0], png, matrices, tile)
             note(f"wrote {png}", as_json)
     if as_json:
         print_json({"file": str(p), "function": fn.name,
