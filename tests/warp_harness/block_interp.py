@@ -5,7 +5,7 @@ harness runs the native body there).
 
 The mma semantics are written here from the PTX ISA, independently of rrsplice and of the
 generated headers: fragment placement from "Matrix Fragments for mma.m16n8k32" (PTX ISA
-9.7.14.5.9, 8-bit A/B, f16 C/D), arithmetic the exact model (every product and their sum
+9.7.14.5.10, 8-bit A/B, f16 C/D), arithmetic the exact model (every product and their sum
 with C exact, one round-to-nearest-even to f16, NaN as 0x7fff: scripts/mma_probe/models.py,
 the H200's measured behaviour in docs/proof.md). Straight-line code only: a branch raises
 Unsupported.
