@@ -81,7 +81,7 @@ class Target:
 @dataclass
 class Report:
     recipe: Recipe
-    target: Optional[Target]
+    target: Target
     findings: list = field(default_factory=list)
     facts: Facts = field(default_factory=Facts)
     splice: Optional[SpliceText] = None
