@@ -23,7 +23,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Optional
 
-from .model import Address, Function, Reg, Symbol
+from .model import Address, Function, Symbol
 
 # special registers with one value per CTA or grid (PTX ISA, "Special Registers");
 # a name matches by its prefix before the first '.' (`%ctaid.x` -> `%ctaid`)
