@@ -13,9 +13,9 @@ the value depends on which way the lane went). Everything else is per-lane: `%ti
 
 Control dependence is the classic one (post-dominators, with a virtual exit that `ret`,
 `exit`, `trap` and their guarded forms reach): a block is control-dependent on a branch when
-one of the branch's successors leads to it and another can avoid it. A lane that returns
-early is gone: a call after `if (tid >= n) return;` runs with part of the warp, so that
-branch counts as divergent too.
+one of the branch's successors leads to it and another can avoid it. A per-lane branch whose
+lanes meet again only to leave (`if (tid >= n) return;`) is told apart (`only_exits`): the
+lanes that reach the call then arrive together, but without the ones that left.
 """
 
 from __future__ import annotations
@@ -23,7 +23,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Optional
 
-from .model import Address, Function, Reg, Symbol
+from .model import Address, Function, Symbol
 
 # special registers with one value per CTA or grid (PTX ISA, "Special Registers");
 # a name matches by its prefix before the first '.' (`%ctaid.x` -> `%ctaid`)
@@ -93,7 +93,7 @@ class Uniformity:
         self.cfg = fa.cfg
         self.per_lane: dict = {}        # register key -> Why
         self.divergent: dict = {}       # branch block id -> Why
-        self._cd = _control_dependence(self.cfg, self.fn.statements)
+        self._cd, self._ipdom = _control_dependence(self.cfg, self.fn.statements)
         self._solve()
 
     def _solve(self) -> None:
@@ -161,14 +161,28 @@ class Uniformity:
                 todo.append(x)
         return order
 
-    def divergence_at(self, index: int, outside=None) -> Optional[tuple]:
+    def divergence_at(self, index: int, outside=None, *, exits: bool = True
+                      ) -> Optional[tuple]:
         """(branch statement index, Why) of the nearest per-lane branch `index` is
         control-dependent on (outside the range `outside`), or None when control is
-        uniform there."""
+        uniform there. `exits=False` skips the branches that only end lanes early (see
+        `only_exits`)."""
         for x in self.branches_over(index, outside):
-            if x in self.divergent:
+            if x in self.divergent and (exits or not self.only_exits(x)):
                 return self.cfg.blocks[x].last, self.divergent[x]
         return None
+
+    def only_exits(self, b: int) -> bool:
+        """Whether the lanes that branch block `b` separates meet again only to leave:
+        its post-dominator is the exit, or a block of nothing but labels and
+        ret/exit/trap (nvcc's shared `ret` after `if (tid >= n) return;`)."""
+        y = self._ipdom.get(b, EXIT)
+        if y == EXIT:
+            return True
+        blk = self.cfg.blocks[y]
+        stmts = self.fn.statements
+        return not blk.succs and all(stmts[i - 1].is_label or stmts[i - 1].base in TERMINATORS
+                                     for i in range(blk.first, blk.last + 1))
 
     def chain(self, why: Why, limit: int = 6) -> list:
         """The statements from a per-lane value back to its source: [(index, what)]."""
@@ -201,8 +215,9 @@ def _succs(cfg, stmts, b: int) -> list:
     return out
 
 
-def _control_dependence(cfg, stmts) -> dict:
-    """block id -> the branch blocks it is control-dependent on (Ferrante, Ottenstein and
+def _control_dependence(cfg, stmts) -> tuple:
+    """(block id -> the branch blocks it is control-dependent on, immediate
+    post-dominators) (Ferrante, Ottenstein and
     Warren; post-dominators by Cooper, Harvey and Kennedy's iterative algorithm on the
     reversed graph)."""
     n = len(cfg.blocks)
@@ -275,4 +290,4 @@ def _control_dependence(cfg, stmts) -> dict:
             while y != stop and y != EXIT:
                 cd.setdefault(y, []).append(x)
                 y = ipdom.get(y, EXIT)
-    return cd
+    return cd, ipdom

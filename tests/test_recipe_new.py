@@ -64,3 +64,36 @@ def test_progress_steps_are_named(tmp_path):
     steps = []
     new_recipe("sc", SCOPES, "s4-s7", abi="param", out=tmp_path / "sc.py", progress=steps.append)
     assert steps == ["recipe new sc: checking the recipe"]
+
+
+@pytest.mark.slow
+def test_progress_shows_on_a_terminal_only(tmp_path):
+    # stderr on a pseudo-terminal: the spinner names the step; piped, nothing but the notes
+    import os
+    import pty
+    import subprocess
+    import sys
+    argv = [sys.executable, "-c", "from rrsplice.cli import main; main()", "recipe", "new",
+            "sc", "--module", str(SCOPES), "--range", "s4-s7", "--abi", "param"]
+    env = {**os.environ, "COLUMNS": "200", "TERM": "xterm"}
+    master, slave = pty.openpty()
+    try:
+        p = subprocess.run(argv + ["-o", str(tmp_path / "a.py")], stdout=subprocess.PIPE,
+                           stderr=slave, env=env, timeout=120)
+        os.close(slave)
+        seen = b""
+        while True:
+            try:
+                chunk = os.read(master, 65536)
+            except OSError:
+                break
+            if not chunk:
+                break
+            seen += chunk
+    finally:
+        os.close(master)
+    assert p.returncode == 0
+    assert b"recipe new sc" in seen
+    p = subprocess.run(argv + ["-o", str(tmp_path / "b.py")], capture_output=True, env=env,
+                       timeout=120)
+    assert p.returncode == 0 and b"recipe new sc" not in p.stderr

@@ -37,7 +37,6 @@ def _marked(fn):
 DIVERGENT = {
     "lane_guarded": ("%tid.x", "@%p1 bra \t$L__BB0_2;"),
     "data_guarded": ("a load from global memory", "@%p1 bra \t$L__BB1_2;"),
-    "early_return": ("%tid.x", "@%p1 bra \t$L__BB2_2;"),
     "lane_loop": ("a load from global memory", "@%p2 bra \t$L__BB3_4;"),
 }
 
@@ -63,6 +62,27 @@ def test_a_cut_under_a_per_lane_branch_is_reported(tmp_path, kernel):
     index, why = u.divergence_at(rng.first, outside=rng)
     assert fn.statements[index - 1].text == branch
     assert u.chain(why)[-1][1] == source
+
+
+def test_a_per_lane_early_return_is_a_warning(tmp_path):
+    # `if (t >= n) return;`: the lanes that leave meet the others again only at nvcc's
+    # shared `ret`, so the call's lanes arrive together -- without the ones that left
+    fn = MODULE.function("early_return")
+    rng = _marked(fn)
+    res = new_recipe("er", DIV, str(rng), abi="param", entry="early_return",
+                     out=tmp_path / "er.py")
+    rep = check_recipe(res.path)
+    assert rep.ok
+    (f,) = [f for f in rep.warnings if f.code == "divergent-call"]
+    assert "early exit" in f.message and "reads %tid.x" in f.message
+    u = uniformity(analyze(fn))
+    index, _why = u.divergence_at(rng.first, outside=rng)
+    assert fn.statements[index - 1].text == "@%p1 bra \t$L__BB2_2;"
+    assert u.only_exits(u.cfg.block_of[index])
+    assert u.divergence_at(rng.first, outside=rng, exits=False) is None
+    lg = MODULE.function("lane_guarded")
+    ul = uniformity(analyze(lg))
+    assert not ul.only_exits(ul.cfg.block_of[ul.divergence_at(_marked(lg).first)[0]])
 
 
 def test_a_cut_under_uniform_branches_is_clean(tmp_path):
