@@ -46,6 +46,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Optional
 
+from .words import count
 from .errors import RRSpliceError
 from .select import parse_statement_range, select_function
 
@@ -320,7 +321,7 @@ def new_recipe(name: str, module, rng_text: str, *, abi: str = "scratch",
            f"--module {module.name} --range {rng} --abi {abi}`).", "",
            f"The cut replaces statements {rng} ({len(rng)} statements) -- physical lines "
            f"{first_line}-{end_line - 1} of {module.name} -- with one `{call_op} {callee}`.",
-           f"It holds {n_mma} mma in {len(ph)} phase(s)"
+           f"It holds {n_mma} mma in {count(len(ph), 'phase')}"
            + (f" ({ph[0].index}-{ph[-1].index} as `rrsplice phases` numbers them)."
               if len(ph) > 1 else f" (phase {ph[0].index} of `rrsplice phases`)." if ph
               else ".")]

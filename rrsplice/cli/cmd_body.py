@@ -6,6 +6,7 @@ import click
 
 from .app import corpus_option, examples, json_option, main, note, print_json
 from .render import say
+from ..words import count
 
 
 @main.group("body")
@@ -51,7 +52,7 @@ def body_new_cmd(recipe, lang, mma, out, staging, corpus, as_json):
             return
         say(f"wrote {path} and {path.with_name('rr_lift.h')}: {body.callee}, "
             f"s{body.region[0]}-s{body.region[1]} lifted ({staging} staging), "
-            f"{len(body.phases)} phase(s), {len(body.rows)} instruction helpers")
+            f"{count(len(body.phases), 'phase')}, {count(len(body.rows), 'instruction helper')}")
         for n in body.notes:
             note(n)
         return
