@@ -122,6 +122,17 @@ def test_fork_in_a_recipe_does_not_run_the_command_twice(tmp_path):
     assert (tmp_path / "o.ptx").read_bytes() == SMALL.read_bytes()
 
 
+def test_a_fork_in_a_recipe_with_functions_answers_once(tmp_path):
+    """The runner stays up for the rule's function: only its own process answers, so the
+    forked copy's reply never stands in for the function's results."""
+    r = project(tmp_path, "import os\ndef recipe():\n    os.fork()\n"
+                "    return dict(file='m.ptx', rewrites=[dict(opcode='sub.s32', "
+                "replace=lambda o, ops, g: g + 'add.s32 ' + ', '.join(ops) + ';')])\n")
+    res = cli("apply", r, "--corpus", tmp_path, "-o", tmp_path / "o.ptx", "--json")
+    assert res.returncode == 0, res.stdout + res.stderr
+    assert "add.s32 %r10, %r6, %r4;" in (tmp_path / "o.ptx").read_text()
+
+
 def test_chdir_in_a_recipe_does_not_move_relative_paths(tmp_path):
     project(tmp_path, "import os\ndef recipe():\n    os.chdir('/')\n"
                 "    return dict(file='m.ptx')\n")
