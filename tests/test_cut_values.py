@@ -146,7 +146,9 @@ def _cut_call(text: str) -> tuple:
     return int(a), int(b)
 
 
-def _machine(fn, module, seed: int) -> Machine:
+def _machine(fn, module, seed: int, inputs: dict = None) -> Machine:
+    """A thread at the kernel's entry: global words from `seed` (or `inputs`, byte offset
+    -> value), every `.shared` array at an address of its own, `.param` names known."""
     rnd = random.Random(seed)
     m = Machine(special={"%tid.x": 5, "%tid.y": 0, "%tid.z": 0, "%laneid": 5,
                          "%ntid.x": 32, "%ntid.y": 1, "%ntid.z": 1})
@@ -157,6 +159,8 @@ def _machine(fn, module, seed: int) -> Machine:
     m.mem["global"][G] = rnd.choice([3, 7, 11, 12, 50])
     for off in (8, 12, 16, 20, 24, 28):
         m.mem["global"][G + off] = rnd.choice([0, 3, 7, 11, 12, 50, 97, 200, 1 << 31])
+    if inputs is not None:
+        m.mem["global"] = {G + off: v for off, v in inputs.items()}
     addr = SMEM
     for d in list(module.decls) + list(fn.decls()):
         if d.space == ".shared":
@@ -167,20 +171,20 @@ def _machine(fn, module, seed: int) -> Machine:
     return m
 
 
-def _original(text: str, seed: int) -> dict:
+def _original(text: str, seed: int, inputs: dict = None) -> dict:
     mod = parse(text)
     fn = mod.functions[0]
-    m = _machine(fn, mod, seed)
+    m = _machine(fn, mod, seed, inputs)
     assert run(fn, m) == "ret"
     return m.mem["global"]
 
 
-def _spliced(applied: str, body_ptx: str, seed: int) -> dict:
+def _spliced(applied: str, body_ptx: str, seed: int, inputs: dict = None) -> dict:
     """Global memory after the applied kernel runs with the outlined body as its callee."""
     mod = parse(applied)
     fn = next(f for f in mod.functions if f.has_body)
     call = next(st for st in fn.statements if st.base == "call")
-    m = _machine(fn, mod, seed)
+    m = _machine(fn, mod, seed, inputs)
     assert run(fn, m, 1, call.index - 1) == "exit"
     bmod = parse(body_ptx)
     body = next(f for f in bmod.functions if f.has_body)
