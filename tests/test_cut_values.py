@@ -83,6 +83,20 @@ PRED_VEC4 = HEAD + """\t.reg .v4 .b32 %w;
 }
 """
 
+# the cut s5-s6 reads only %p1, whose load the kernel's own store may overwrite: the body
+# cannot recompute it, it must take the passed 1/0
+PRED_LOAD = HEAD + """
+	ld.param.u64 %rd1, [k_param_0];
+	cvta.to.global.u64 %rd2, %rd1;
+	ld.global.u32 %r1, [%rd2];
+	setp.gt.u32 %p1, %r1, 10;
+	mov.u32 %r2, 5;
+	@%p1 mov.u32 %r2, 9;
+	st.global.u32 [%rd2+4], %r2;
+	ret;
+}
+"""
+
 SPECIAL = HEAD + """\t.reg .b32 %smid;
 \t.reg .b32 %envreg<40>;
 
@@ -119,6 +133,7 @@ CASES = {
     "pred-vec-in": (PRED_VEC, "s6-s12", None),
     "pred-vec-through": (PRED_VEC, "s5-s13", None),
     "vec4-pred-out": (PRED_VEC4, "s4-s7", None),
+    "pred-only-in": (PRED_LOAD, "s5-s6", None),
     "special-names": (SPECIAL, "s3-s6", None),
     "outer-write-before-decl": (SCOPED, "s3-s5", (15, 21)),
 }
