@@ -12,7 +12,6 @@ every predicate takes both values."""
 
 from __future__ import annotations
 
-import copy
 import random
 import subprocess
 
