@@ -29,6 +29,7 @@ from dataclasses import dataclass, field
 from typing import Iterable, Optional
 
 from .exits import branch_labels, return_labels
+from .model import Symbol
 from .select import StatementRange
 from .semantics import is_pseudo
 
@@ -74,7 +75,7 @@ class Region:
                     lab = stmts[dst - 1]
                     if dst != rng.first:
                         kind = "side"
-                    elif lab.is_label and lab.label in branch_labels(stmts[src - 1]):
+                    elif lab.is_label and lab.label in self._labels_of(src):
                         kind = "head"
                     else:
                         kind = "fall"
@@ -82,6 +83,15 @@ class Region:
                 else:
                     self.exits.append(Edge(src, dst, self._exit_kind(dst)))
                 self.edges.append((self.entries if inside_dst else self.exits)[-1])
+        # a range that begins or ends inside a basic block: control runs across without
+        # an edge of the CFG
+        a, z = rng.first, rng.last
+        if a > 1 and cfg.block_of[a - 1] == cfg.block_of[a]:
+            self.entries.insert(0, Edge(a - 1, a, "fall"))
+            self.edges.insert(0, self.entries[0])
+        if z < len(stmts) and cfg.block_of[z] == cfg.block_of[z + 1]:
+            self.exits.append(Edge(z, z + 1, "fall"))
+            self.edges.append(self.exits[-1])
         self.unresolved = [(i, lab) for i, lab in cfg.unresolved if i in rng]
         self.indirect = [i for i in range(rng.first, rng.last + 1)
                          if not stmts[i - 1].is_label and stmts[i - 1].base == "brx"]
@@ -104,11 +114,20 @@ class Region:
     def exits_of(self, *kinds: str) -> list:
         return [e for e in self.exits if e.kind in kinds]
 
+    def _labels_of(self, index: int) -> list:
+        """The labels statement `index` branches to: a `bra`'s, or every target of a
+        `brx.idx` table."""
+        st = self.fa.fn.statements[index - 1]
+        if not st.is_label and st.base == "brx":
+            tables = self.fa.cfg.branch_targets
+            return [t for op in st.operands if isinstance(op, Symbol)
+                    for t in tables.get(op.name, ())]
+        return branch_labels(st)
+
     def branches(self, e: Edge) -> Optional[str]:
         """The label edge `e` branches to (None when control falls along it)."""
-        stmts = self.fa.fn.statements
-        to = stmts[e.target - 1]
-        if to.is_label and to.label in branch_labels(stmts[e.source - 1]):
+        to = self.fa.fn.statements[e.target - 1]
+        if to.is_label and to.label in self._labels_of(e.source):
             return to.label
         return None
 

@@ -68,7 +68,10 @@ TESTS = [
     ("rrsplice/rewrite/", (T + "test_rewrite.py", T + "test_rewrite_exec.py")),
     ("rrsplice/cache.py", (T + "test_hostile_cache.py", T + "test_cache_trust.py")),
     ("rrsplice/fsutil.py", (T + "test_hostile_writes.py", T + "test_hostile_inputs.py")),
-    ("rrsplice/outline/", (T + "test_bites_outline.py", T + "test_bites_outline_paths.py",
+    ("rrsplice/regions.py", (T + "test_region_analysis.py", T + "test_bites_check.py",
+                             T + "test_bites_outline.py", T + "test_loop_exits.py",
+                             T + "test_outline.py")),
+    ("rrsplice/outline/", (T + "test_region_analysis.py", T + "test_bites_outline.py", T + "test_bites_outline_paths.py",
                            T + "test_outline_oracle.py", T + "test_outline.py",
                            T + "test_outline_rules.py")),
 ]
@@ -86,6 +89,7 @@ OR, OB, ORG, OCS, ODL, OCM = ("rrsplice/outline/recompute.py", "rrsplice/outline
 OAS, OVA, ORW = ("rrsplice/outline/assemble.py", "rrsplice/outline/values.py",
                  "rrsplice/outline/rewrites.py")
 OEX = "rrsplice/outline/exits.py"
+RG = "rrsplice/regions.py"
 
 MUTATIONS = [
     # ------------------------------------------------------------------ operands
@@ -404,18 +408,25 @@ MUTATIONS = [
         "braces"),
     Mut(SP, "splice-nl", '''    if nl != b"\\n":''', '''    if False:''', "inserted text keeps LF in a CRLF file"),
     # ------------------------------------------------------------------ check
-    Mut(CC, "check-branch-exit-backward", 'if inside_src and not inside_dst and dst != rng.last + 1:',
-        'if inside_src and not inside_dst and dst > rng.last + 1:',
+    Mut(RG, "check-branch-exit-backward", 'if dst == self.rng.last + 1:',
+        'if dst <= self.rng.last + 1:',
         "a backward branch leaving the cut not reported (branch-exit)"),
-    Mut(CC, "check-branch-exit", '''                rep.add("error", "branch-exit"''', '''                rep.add("info", "branch-exit"''',
+    Mut(CC, "check-branch-exit", '''            rep.add("error", "branch-exit"''', '''            rep.add("info", "branch-exit"''',
         "a branch leaving the cut only an info"),
     Mut(CC, "check-brace-dip", 'if depth != 0 or low < 0:', 'if depth != 0:',
         "a cut `} ... {` (balanced overall, dipping below zero) accepted"),
     Mut(CC, "check-brace-balance", 'if depth != 0 or low < 0:', 'if low < 0:',
         "a cut opening a block it does not close accepted"),
-    Mut(CC, "check-label-entry", 'if not inside_src and inside_dst and dst != rng.first:',
-        'if not inside_src and inside_dst and dst != rng.first and False:',
+    Mut(CC, "check-label-entry", 'elif e.kind == "side":', 'elif e.kind == "side" and False:',
         "a branch into the cut from outside not reported"),
+    Mut(RG, "region-head-entry", 'elif lab.is_label and lab.label in self._labels_of(src):',
+        'elif False:', "a branch to the cut's head label taken for control running into it"),
+    Mut(RG, "region-table-labels", 'for t in tables.get(op.name, ())]', 'for t in ()]',
+        "a branch table's labels not among those its brx branches to"),
+    Mut(RG, "region-dispatch", 'if to.is_label and to.label in self.dispatched:',
+        'if False:', "an exit the splice text dispatches to reported as stray"),
+    Mut(RG, "region-unreached-extra", 'if extra and _reaches(subs, returns):', 'if extra:',
+        "a read-back register the region never writes needed even where no path returns"),
     Mut(CC, "check-past-end", '''    if last > nlines:
         rep.add(''', '''    if last > nlines + 1:
         rep.add(''', "a cut one line past the end of the module not reported"),
@@ -546,25 +557,41 @@ MUTATIONS = [
     Mut(ORW, "outline-shared-unpassed", '''        if sym not in self.ctx.values.sym_regs:
             raise OutlineError(''', '''        if sym not in self.ctx.values.sym_regs and False:
             raise OutlineError(''', "a .shared array the call does not pass accepted"),
-    Mut(ORG, "outline-unguarded-falls", '(nxt if st.guard is not None else [])',
-        'nxt',
-        "an unguarded branch or `ret` treated as falling through"),
-    Mut(ORG, "outline-guarded-no-fall", '(nxt if st.guard is not None else [])',
-        '[]',
-        "a guarded branch never falls through"),
-    Mut(ORG, "outline-branch-out", '                    if name in exit_labels:\n                        leaves = True\n                        continue\n                    raise OutlineError(',
-        '                    if True:\n                        leaves = True\n                        continue\n                    raise OutlineError(',
-        "a branch out of the region accepted"),
-    Mut(ORG, "outline-second-entry", 'if lab is not None and lab.index in rng and lab.index != rng.first:',
-        'if False:', "a branch into the region from outside accepted"),
-    Mut(ORG, "outline-brx", '''            if st.base == "brx" and not targets:''', '''            if False:''',
-        "an indirect branch in the region accepted",
-        equivalent='an indirect branch names a .branchtargets table, not a label, so the region check refuses it one step earlier ("branches to TABLE, which is not a label")'),
-    Mut(ORG, "outline-needs-kill", 'g = (g & ~k_i) | u_i', 'g = g | u_i',
-        "a register written before it is read still needed on entry"),
-    Mut(ORG, "outline-needs-exit", 'out |= exit_mask if s == "exit" else live[s]',
-        'out |= 0 if s == "exit" else live[s]', "values read back after the call not needed "
-        "on entry when the region may not write them"),
+    Mut("rrsplice/scopes.py", "scopes-special-declared",
+        '''                elif _shadows_special(item):
+                    shadow = shadow + ((item.name, item.count, ""),)''',
+        '''                elif False:
+                    shadow = shadow + ((item.name, item.count, ""),)''',
+        "a body-level .reg with a special register's name stays machine state",
+        tests=(T + "test_declarations.py",)),
+    Mut("rrsplice/scopes.py", "scopes-special-range",
+        'return _SPECIAL_RANGE_PREFIX.match(d.name) is not None', 'return False',
+        "`.reg .b32 %envreg<40>` declares no special name", tests=(T + "test_declarations.py",)),
+    Mut("rrsplice/scopes.py", "scopes-declaration-point", '''        for item in blk.items:
+            t = type(item)''', '''        for item in sorted(blk.items, key=lambda i: type(i) is not Decl):
+            t = type(item)''', "a block's declaration binds the names used before it",
+        tests=(T + "test_declarations.py", T + "test_scopes.py")),
+    Mut(OCS, "outline-pred-passed", 'pv.value, pv.pred = p, True', 'pass',
+        "a predicate passed as 1/0 not recognised", tests=(T + "test_cut_values.py",)),
+    Mut(OCS, "outline-pred-readback", 'rb.registers, rb.pred = [p.name], True', 'pass',
+        "a predicate read back as 1/0 not recognised", tests=(T + "test_cut_values.py",)),
+    Mut(CCALL, "check-vector-move", 'if want != have:', 'if False:',
+        "a vector register moved as a scalar accepted", tests=(T + "test_cut_values.py",)),
+    Mut("rrsplice/scaffold.py", "scaffold-vector-type", 'return f"{vec}{elem}" if vec in (".v2", ".v4") else elem',
+        'return elem', "recipe new moves a vector register as one .b32",
+        tests=(T + "test_cut_values.py",)),
+    Mut(ORG, "outline-branch-out", 'if name is None or name in exit_labels:',
+        'if True:', "a branch out of the region accepted"),
+    Mut(ORG, "outline-second-entry", 'for e in sorted(region.entries_of("side"),',
+        'for e in sorted([],', "a branch into the region from outside accepted"),
+    Mut(ORG, "outline-brx", 'for i in region.indirect:', 'for i in []:',
+        "an indirect branch in the region accepted"),
+    Mut(RG, "outline-needs-exit", 'lambda t: exit_mask if returns(t) else 0)',
+        'lambda t: 0)', "values read back after the call not needed on entry when the "
+        "region may not write them"),
+    Mut(RG, "outline-needs-entry", 'needs = {n for n in fa.names_of(live[0]) if not is_pseudo(n)}',
+        'needs = {n for n in fa.names_of(live[-1]) if not is_pseudo(n)}',
+        "the body's needs taken at the region's last block instead of its first"),
     Mut(ORG, "outline-shared-line", 'if start <= st.start < end or start < st.end <= end:',
         'if False:', "a statement sharing a line with the region copied along"),
     Mut(ORG, "outline-block-cut", '''        if not (inside or outside or encloses):

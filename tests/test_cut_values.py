@@ -12,7 +12,6 @@ every predicate takes both values."""
 
 from __future__ import annotations
 
-import copy
 import random
 import subprocess
 
@@ -83,6 +82,20 @@ PRED_VEC4 = HEAD + """\t.reg .v4 .b32 %w;
 }
 """
 
+# the cut s5-s6 reads only %p1, whose load the kernel's own store may overwrite: the body
+# cannot recompute it, it must take the passed 1/0
+PRED_LOAD = HEAD + """
+	ld.param.u64 %rd1, [k_param_0];
+	cvta.to.global.u64 %rd2, %rd1;
+	ld.global.u32 %r1, [%rd2];
+	setp.gt.u32 %p1, %r1, 10;
+	mov.u32 %r2, 5;
+	@%p1 mov.u32 %r2, 9;
+	st.global.u32 [%rd2+4], %r2;
+	ret;
+}
+"""
+
 SPECIAL = HEAD + """\t.reg .b32 %smid;
 \t.reg .b32 %envreg<40>;
 
@@ -119,6 +132,7 @@ CASES = {
     "pred-vec-in": (PRED_VEC, "s6-s12", None),
     "pred-vec-through": (PRED_VEC, "s5-s13", None),
     "vec4-pred-out": (PRED_VEC4, "s4-s7", None),
+    "pred-only-in": (PRED_LOAD, "s5-s6", None),
     "special-names": (SPECIAL, "s3-s6", None),
     "outer-write-before-decl": (SCOPED, "s3-s5", (15, 21)),
 }
@@ -146,7 +160,9 @@ def _cut_call(text: str) -> tuple:
     return int(a), int(b)
 
 
-def _machine(fn, module, seed: int) -> Machine:
+def _machine(fn, module, seed: int, inputs: dict = None) -> Machine:
+    """A thread at the kernel's entry: global words from `seed` (or `inputs`, byte offset
+    -> value), every `.shared` array at an address of its own, `.param` names known."""
     rnd = random.Random(seed)
     m = Machine(special={"%tid.x": 5, "%tid.y": 0, "%tid.z": 0, "%laneid": 5,
                          "%ntid.x": 32, "%ntid.y": 1, "%ntid.z": 1})
@@ -157,6 +173,8 @@ def _machine(fn, module, seed: int) -> Machine:
     m.mem["global"][G] = rnd.choice([3, 7, 11, 12, 50])
     for off in (8, 12, 16, 20, 24, 28):
         m.mem["global"][G + off] = rnd.choice([0, 3, 7, 11, 12, 50, 97, 200, 1 << 31])
+    if inputs is not None:
+        m.mem["global"] = {G + off: v for off, v in inputs.items()}
     addr = SMEM
     for d in list(module.decls) + list(fn.decls()):
         if d.space == ".shared":
@@ -167,20 +185,20 @@ def _machine(fn, module, seed: int) -> Machine:
     return m
 
 
-def _original(text: str, seed: int) -> dict:
+def _original(text: str, seed: int, inputs: dict = None) -> dict:
     mod = parse(text)
     fn = mod.functions[0]
-    m = _machine(fn, mod, seed)
+    m = _machine(fn, mod, seed, inputs)
     assert run(fn, m) == "ret"
     return m.mem["global"]
 
 
-def _spliced(applied: str, body_ptx: str, seed: int) -> dict:
+def _spliced(applied: str, body_ptx: str, seed: int, inputs: dict = None) -> dict:
     """Global memory after the applied kernel runs with the outlined body as its callee."""
     mod = parse(applied)
     fn = next(f for f in mod.functions if f.has_body)
     call = next(st for st in fn.statements if st.base == "call")
-    m = _machine(fn, mod, seed)
+    m = _machine(fn, mod, seed, inputs)
     assert run(fn, m, 1, call.index - 1) == "exit"
     bmod = parse(body_ptx)
     body = next(f for f in bmod.functions if f.has_body)

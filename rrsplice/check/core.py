@@ -191,6 +191,11 @@ def _check_control(rep: Report, fn: Function, rng: StatementRange,
                     f"region to {to.sid} ({to.label or to.opcode}, line {to.line}), which "
                     f"is neither the statement after the region nor a label the splice "
                     f"text dispatches to on the callee's exit index", st=st)
+    for i in region.indirect:
+        st = stmts[i - 1]
+        rep.add("warning", "control", f"{st.sid} `{st.text.strip()}` branches through a "
+                f"table inside the region: a native body must reproduce it; `outline` and "
+                f"`verify` cannot take a branch table along", st=st)
     counts: dict = {}
     for i in range(rng.first, rng.last + 1):
         st = stmts[i - 1]
