@@ -10,7 +10,7 @@ sm_90) and each staging mode (`registers`, `image`):
 
 plus two negative controls per fixture, which must mismatch:
 
-* `rounding`: the registers body with its first `cvt.rn.f16.f32` lifted as `cvt.rz`;
+* `rounding`: the registers body with its first `cvt.rn.f16x2.f32` lifted as `.rz`;
 * `swapped`: the image body with the values of its first two `rr_stage_a` calls exchanged.
 
 Writes the cubins and a `manifest.json` for `scripts/gpu_diff.py` under OUT (default
@@ -38,18 +38,24 @@ from gpu_prepare_body import ARCH, build, rr, sh  # noqa: E402
 
 
 def flip_rounding(body: str, header: str) -> tuple:
-    """The body with its first `cvt.rn.f16.f32` call made `cvt.rz.f16.f32` (the rz helper
-    added to the header)."""
+    """The body with its first `cvt.rn.f16x2.f32` (else `cvt.rn.f16.f32`) call made `.rz`
+    (the rz helper added to the header). The packed form converts computed values; the
+    scalar form's first use in the swin kernels converts a constant that f16 holds exactly,
+    where .rn and .rz agree."""
     from rrsplice.lift.header import helper_text
     from rrsplice.lift.semantics import ROWS
-    rn, rz = ROWS["cvt.rn.f16.f32"], ROWS["cvt.rz.f16.f32"]
-    i = body.find(rn.helper + "(")
-    if i < 0:
-        raise SystemExit("the body has no cvt.rn.f16.f32 to flip")
+    for form in ("cvt.rn.f16x2.f32", "cvt.rn.f16.f32"):
+        rn, rz = ROWS[form], ROWS[form.replace(".rn.", ".rz.")]
+        i = body.find(rn.helper + "(")
+        if i >= 0:
+            break
+    else:
+        raise SystemExit("the body has no cvt.rn.f16x2.f32 or cvt.rn.f16.f32 to flip")
     line = body.count("\n", 0, i) + 1
     body = body[:i] + rz.helper + body[i + len(rn.helper):]
-    header = header.replace("#endif /* RR_LIFT_H */", helper_text(rz) + "\n\n#endif /* RR_LIFT_H */")
-    return body, header, f"line {line}: cvt.rn.f16.f32 lifted as cvt.rz.f16.f32"
+    extra = helper_text(rz)
+    header = header.replace("#endif /* RR_LIFT_H */", extra + "\n\n#endif /* RR_LIFT_H */")
+    return body, header, f"line {line}: {rn.form} lifted as {rz.form}"
 
 
 def swap_stagings(body: str) -> tuple:

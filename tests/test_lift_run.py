@@ -96,12 +96,14 @@ def _small_f16_word(rng) -> int:
     return h() | (h() << 16)
 
 
-def run_both(tmp_path, transform=None, shared=SHARED_BASE + 32 * 32):
+def run_both(tmp_path, transform=None, shared=SHARED_BASE + 32 * 32, staging="registers"):
     """The region on the warp interpreter and the lifted body on the host, from the same
     inputs: (recipe, interpreter lanes, the host's .shared bytes). `transform` may edit the
     body text first (debugging probes)."""
-    body = lift_region(RECIPE, "registers")
+    body = lift_region(RECIPE, staging)
     text = transform(body.text) if transform else body.text
+    if body.mma_header:
+        (tmp_path / "rr_mma.h").write_text(body.mma_header)
     rec = load_recipe(RECIPE)
     bmod = parse(body.outlined_ptx, filename="body.ptx")
     bfn = next(f for f in bmod.functions if f.has_body)
@@ -198,11 +200,14 @@ def _probe_all(names: list):
 
 
 @pytest.mark.slow
-def test_tiny_every_register_of_every_lane_matches_the_warp_interpreter(tmp_path):
+@pytest.mark.parametrize("staging", ["registers", "image"])
+def test_tiny_every_register_of_every_lane_matches_the_warp_interpreter(tmp_path, staging):
     """Not only what the call text reads back: every register the region writes, on every
-    lane (a rounding that the e4m3 requantisation absorbs still shows here)."""
+    lane (a rounding that the e4m3 requantisation absorbs still shows here). `image`: each
+    phase's A fragments staged into the per-warp e4m3 image and every mma reading A there."""
     names: list = []
-    _, lanes, smem = run_both(tmp_path, _probe_all(names), shared=PROBE + 4 * 32 * 5000)
+    _, lanes, smem = run_both(tmp_path, _probe_all(names), shared=PROBE + 4 * 32 * 5000,
+                              staging=staging)
     checked, bad = 0, []
     for k, r in enumerate(names):
         w = 2 if r.startswith("rs") else 4
@@ -217,3 +222,38 @@ def test_tiny_every_register_of_every_lane_matches_the_warp_interpreter(tmp_path
                 bad.append(("%" + r, lane, hex(got), hex(want)))
     assert checked > 32 * 2000
     assert not bad, (len(bad), bad[:6])
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("staging,control", [("registers", "flip_rounding"),
+                                             ("image", "swap_stagings")])
+def test_the_gpu_proofs_negative_controls_are_visible_on_the_host(tmp_path, staging, control):
+    """The two edits scripts/gpu_prepare_lift.py makes for its negative controls (one
+    cvt.rn.f16x2.f32 lifted as .rz; two staged A entries swapped) change what the region
+    computes, so the same comparison that passes above fails on them."""
+    import sys
+    sys.path.insert(0, str(ROOT / "scripts"))
+    import gpu_prepare_lift as g
+    names: list = []
+    probe = _probe_all(names)
+    header_edit = {}
+
+    def edit(text: str) -> str:
+        if control == "flip_rounding":
+            from rrsplice.lift.header import helper_text
+            from rrsplice.lift.semantics import ROWS
+            text, _h, why = g.flip_rounding(text, "")
+            assert "cvt.rn.f16x2.f32 lifted as cvt.rz.f16x2.f32" in why
+            header_edit["rz"] = helper_text(ROWS["cvt.rz.f16x2.f32"])
+            return probe(text.replace('#include "rr_lift.h"', '#include "rr_lift.h"\n'
+                                      + header_edit["rz"], 1))
+        return probe(g.swap_stagings(text)[0])
+    _, lanes, smem = run_both(tmp_path, edit, shared=PROBE + 4 * 32 * 5000, staging=staging)
+    differ = 0
+    for k, r in enumerate(names):
+        w = 2 if r.startswith("rs") else 4
+        for lane, m in enumerate(lanes):
+            want = m.regs.get("%" + r)
+            off = PROBE + (k * 32 + lane) * 4
+            differ += want is not None and int.from_bytes(smem[off:off + w], "little") != want
+    assert differ > 0

@@ -290,6 +290,9 @@ RR_FI void rr_mma_e4m3_f16(const rr_u8 *a_img, int lda, int m0, int k0, rr_u32 b
 #  if defined(RR_HIP)
 /* B register `reg` of lane `lane` (every lane of the wave executes this) */
 #    define rr_lane_b(reg, b0, b1, lane) rr_lane_value((reg) ? (b1) : (b0), (lane))
+#  elif defined(RR_LIFT_H)
+/* host build of a lifted body (rr_lift.h included first): lanes exchange through it */
+#    define rr_lane_b(reg, b0, b1, lane) rr_lift_lane((reg) ? (b1) : (b0), (lane))
 #  else
 /* host test build: the warp's B registers, set by the test before each lane's call */
 static rr_u32 rr_host_b[2][32];

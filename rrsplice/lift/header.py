@@ -90,6 +90,9 @@ typedef unsigned long long rr_u64;
 #  ifndef __device__
 #    define __device__
 #  endif
+#  ifndef __shared__
+#    define __shared__              /* one host array, shared by the lane threads */
+#  endif
 #endif
 
 /* ---- bits ---- */
