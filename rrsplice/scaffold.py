@@ -309,7 +309,7 @@ def new_recipe(name: str, module, rng_text: str, *, abi: str = "scratch",
 
     # call.uni only where the warp arrives together (check's divergent-call rule)
     from .uniformity import uniformity
-    divergent = uniformity(fa).divergence_at(rng.first, outside=rng)
+    divergent = uniformity(fa).divergence_at(rng.first, outside=rng, exits=False)
     call_op = "call.uni" if divergent is None else "call"
     if divergent is not None:
         br = stmts[divergent[0] - 1]
