@@ -109,6 +109,32 @@ def reg_ptx_type(fn, reg: str) -> str:
     return f"{vec}{elem}" if vec in (".v2", ".v4") else elem
 
 
+def _cut_lines(m, fn, rng) -> tuple:
+    """CUT_CALL for statements `rng`: their lines, widened to the braces of each `{ }` block
+    whose statements the range holds all of (a cut ending inside such a block's braces is
+    one `check` refuses, cut-scope), unless a statement outside the range shares a line."""
+    from .outline.common import OutlineError
+    from .outline.region import region_span
+    stmts = fn.statements
+    own = (stmts[rng.first - 1].line, stmts[rng.last - 1].end_line + 1)
+    first, end = own
+    for at in (stmts[rng.first - 1], stmts[rng.last - 1]):
+        blk = at.block
+        while blk is not None and blk is not fn.body:
+            held = [st.index for st in stmts if blk.start <= st.start < blk.end]
+            if not held or held[0] < rng.first or held[-1] > rng.last:
+                break
+            first, end = min(first, blk.line), max(end, blk.end_line + 1)
+            blk = blk.parent
+    if (first, end) == own:
+        return own
+    try:
+        region_span(m, fn, rng, (first, end))
+    except OutlineError:
+        return own
+    return first, end
+
+
 def _pylist(regs: list, per_line: int = 4, indent: str = "    ") -> str:
     if not regs:
         return "[]"
@@ -180,7 +206,7 @@ def new_recipe(name: str, module, rng_text: str, *, abi: str = "scratch",
     fa = load_analysis(m, fn)
     stmts = fn.statements
     fs, ls = stmts[rng.first - 1], stmts[rng.last - 1]
-    first_line, end_line = _cut_lines(stmts, rng)
+    first_line, end_line = _cut_lines(m, fn, rng)
     callee = callee or f"d4r_{name}"
     if not re.fullmatch(r"[A-Za-z_$][A-Za-z0-9_$]*", callee):
         raise ScaffoldError(f"callee {callee!r} is not a PTX identifier")
@@ -450,31 +476,6 @@ def _launch_facts(fn, launch, dynamic_smem) -> tuple:
     if desc.kernel is not None and desc.kernel != fn.name:
         raise LaunchError(launch, f"describes the launch of {desc.kernel}, not {fn.name}")
     return desc.dynamic_shared_bytes, desc.threads
-
-
-def _cut_lines(stmts: list, rng) -> tuple:
-    """The cut's half-open physical lines: the range's statements, widened to the braces of
-    every `{ }` block that declares registers and whose statements the range holds exactly
-    (check's cut-scope rule: a cut takes such a block whole or stays outside it)."""
-    fs, ls = stmts[rng.first - 1], stmts[rng.last - 1]
-    first, end = fs.line, ls.end_line + 1
-
-    def inside(st, blk) -> bool:
-        b = st.block
-        while b is not None and b is not blk:
-            b = b.parent
-        return b is blk
-
-    blk = fs.block
-    while blk is not None and blk.depth > 0 and inside(ls, blk):
-        before = stmts[rng.first - 2] if rng.first > 1 else None
-        after = stmts[rng.last] if rng.last < len(stmts) else None
-        if (before is not None and inside(before, blk)) or (after is not None and inside(after, blk)):
-            break
-        if any(d.space == ".reg" for d in blk.decls):
-            first, end = blk.line, blk.end_line + 1
-        blk = blk.parent
-    return first, end
 
 
 def write_checked(path: Path, render, module: Path, measure, *, implicit: bool = False) -> None:

@@ -143,14 +143,9 @@ def _recipe(tmp_path, case: str, abi: str):
     mod = tmp_path / "m.ptx"
     mod.write_text(text)
     rec = tmp_path / f"r_{abi}.py"
-    # (the scaffold's cut ends at the statements; its trial apply of an own scratch array
-    # would refuse a cut inside the block's braces, so that trial is left out here)
-    new_recipe(f"r_{abi}", mod, rng, abi=abi, out=rec, occupancy=lines is None)
-    if lines is not None:       # the cut takes in the block's braces
-        body = rec.read_text()
-        first, end = _cut_call(body)
-        rec.write_text(body.replace(f"CUT_CALL = ({first}, {end})",
-                                    f"CUT_CALL = {lines}"))
+    new_recipe(f"r_{abi}", mod, rng, abi=abi, out=rec)
+    if lines is not None:       # the scaffold's cut takes in the block's braces
+        assert _cut_call(rec.read_text()) == lines
     return rec
 
 
@@ -276,3 +271,16 @@ def test_check_refuses_a_vector_register_moved_as_a_scalar(tmp_path):
     rep = check_recipe(rec)
     assert [f.code for f in rep.errors] == ["call-types"], [f.render() for f in rep.errors]
     assert "%v1" in rep.errors[0].message and "vector size mismatch" in rep.errors[0].message
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("abi", ["param", "scratch"])
+def test_verify_links_a_scaffolded_predicate_and_vector_cut(abi, tmp_path, ptxas_path,
+                                                           nvlink_path):
+    from click.testing import CliRunner
+
+    from rrsplice.cli import main
+    rec = _recipe(tmp_path, "pred-vec-through", abi)
+    r = CliRunner().invoke(main, ["verify", str(rec), "--keep", str(tmp_path / "keep")])
+    assert r.exit_code == 0, r.output
+    assert "verified" in r.output

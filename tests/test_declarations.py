@@ -8,7 +8,6 @@ register, which tells which `%x` a write before the inner declaration binds to."
 
 from __future__ import annotations
 
-import re
 import subprocess
 
 import pytest
@@ -190,7 +189,7 @@ def test_check_refuses_a_cut_of_the_block_that_drops_the_outer_write(tmp_path):
     sc = new_recipe("r", mod, "s3-s5", abi="param", out=rec)
     assert sc.ret_regs == ["%x"]
     # the cut takes in the block's braces (lines 15-20)
-    rec.write_text(re.sub(r"CUT_CALL = \(16, 20\)", "CUT_CALL = (15, 21)", rec.read_text()))
+    assert "CUT_CALL = (15, 21)" in rec.read_text()
     assert check_recipe(rec).ok, [f.render() for f in check_recipe(rec).errors]
     rec.write_text(_drop_returned(rec.read_text(), "%x"))
     rep = check_recipe(rec)
