@@ -115,7 +115,7 @@ def test_cli_reports_the_finding_on_stderr(tmp_path):
     r = CliRunner().invoke(main, ["check", str(out)])
     assert r.exit_code == 1
     line = fn.statements[rng.first - 1].line
-    assert f"{DIV}:{line}:" in r.stderr and "[divergent-call]" in r.stderr
+    assert f"{DIV.name}:{line}:" in r.stderr and "[divergent-call]" in r.stderr
     assert "s6 (line " in r.stderr and "reads %tid.x" in r.stderr
 
 
