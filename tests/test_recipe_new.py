@@ -36,15 +36,15 @@ def test_cli_exit_1_names_the_module_and_leaves_an_old_file_alone(tmp_path):
     r = CliRunner().invoke(main, ["recipe", "new", "sc", "--module", str(SCOPES), "--range",
                                   "s6-s7", "-o", str(out), "--force"])
     assert r.exit_code == 1, r.output
-    assert "2 error(s): nothing written" in r.stdout
-    assert f"{SCOPES}:22:2: error:" in r.stderr and "[cut-scope]" in r.stderr
+    assert "3 error(s): nothing written" in r.stdout
+    assert f"{SCOPES}:23:2: error:" in r.stderr and "[cut-scope]" in r.stderr
     assert "rrsplice-new-" not in r.stderr          # the trial copy is never named
     assert out.read_text() == "# the user's own file\n"
     assert sorted(p.name for p in tmp_path.iterdir()) == ["sc.py"]
     r = CliRunner().invoke(main, ["recipe", "new", "sc", "--module", str(SCOPES), "--range",
                                   "s6-s7", "-o", str(tmp_path / "j.py"), "--json"])
     assert r.exit_code == 1
-    assert json.loads(r.stdout)["error"]["report"]["errors"] == 2
+    assert json.loads(r.stdout)["error"]["report"]["errors"] == 3
     assert not (tmp_path / "j.py").exists()
 
 
