@@ -10,14 +10,14 @@ __version__ = "0.1.0"
 
 # `emit` is both a submodule and a function: bind the function now, or the first import of
 # the submodule (by any other module) would leave the package attribute naming the module.
-from .emit import Edit, emit  # noqa: E402
+from .ptx.emit import Edit, emit  # noqa: E402
 
 # public name -> the submodule that defines it
 _EXPORTS = {
-    "parse": "parser",
-    "emit": "emit", "Edit": "emit",
-    "ParseError": "errors", "RRSpliceError": "errors",
-    **{name: "model" for name in (
+    "parse": "ptx.parser",
+    "emit": "ptx.emit", "Edit": "ptx.emit",
+    "ParseError": "ptx.errors", "RRSpliceError": "ptx.errors",
+    **{name: "ptx.model" for name in (
         "Address", "Block", "Decl", "Element", "Function", "Guard", "Imm", "LabelledDirective", "Module",
         "Negated", "Offset", "Param", "ParenList", "PredPair", "Reg", "Sink", "Statement", "Symbol",
         "Vector")},

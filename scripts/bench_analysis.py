@@ -4,7 +4,7 @@
     python scripts/bench_analysis.py FILE [--entry NAME] [--range sA-sB] [--repeat N]
 
 Stages (best of N runs, in one process, caches off): parse, CFG, def/use, liveness fixed
-point, one range query (live-in + live-out), mma phases (`rrsplice.mma.phases`, when it
+point, one range query (live-in + live-out), mma phases (`rrsplice.analysis.mma.phases`, when it
 exists), and their total. Then a *cached re-query*: a fresh interpreter that loads the
 module and the analysis from the on-disk cache (populated first, in a temporary cache
 directory unless --cache-dir is given) and answers the same range query; its in-process
@@ -31,17 +31,17 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from rrsplice.cfg import build_cfg  # noqa: E402
-from rrsplice.dataflow import FunctionAnalysis  # noqa: E402
-from rrsplice.parser import parse_bytes  # noqa: E402
-from rrsplice.select import StatementRange, parse_statement_range, select_function  # noqa: E402
-from rrsplice.semantics import def_use  # noqa: E402
+from rrsplice.analysis.cfg import build_cfg  # noqa: E402
+from rrsplice.analysis.dataflow import FunctionAnalysis  # noqa: E402
+from rrsplice.ptx.parser import parse_bytes  # noqa: E402
+from rrsplice.ptx.select import StatementRange, parse_statement_range, select_function  # noqa: E402
+from rrsplice.analysis.semantics import def_use  # noqa: E402
 
 CHILD = r"""
 import json, sys, time
 t0 = time.perf_counter()
-from rrsplice.cache import load_analysis, load_module
-from rrsplice.select import StatementRange, select_function
+from rrsplice.infra.cache import load_analysis, load_module
+from rrsplice.ptx.select import StatementRange, select_function
 t1 = time.perf_counter()
 m = load_module(sys.argv[1])
 t2 = time.perf_counter()
@@ -82,7 +82,7 @@ def one_run(data: bytes, path: str, entry, range_text):
     lo = fa.range_live_out(rng)
     times["range query"] = time.perf_counter() - t
     try:
-        from rrsplice.mma import phases
+        from rrsplice.analysis.mma import phases
     except ImportError:
         phases = None
     n_phases = None

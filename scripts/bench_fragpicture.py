@@ -17,9 +17,10 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from rrsplice import cache, fragpicture as fp  # noqa: E402
-from rrsplice.fragreport import module_maps  # noqa: E402
-from rrsplice.select import select_function  # noqa: E402
+from rrsplice.infra import cache
+from rrsplice.fragments import picture as fp  # noqa: E402
+from rrsplice.fragments.report import module_maps  # noqa: E402
+from rrsplice.ptx.select import select_function  # noqa: E402
 
 
 def main() -> None:

@@ -123,7 +123,7 @@ def compile_asm(src: Path, tmp: Path, extra=()) -> str:
 
 def bench_phase(fixture: Path, phase, tmp: Path, mma: str) -> dict:
     from rrsplice.body import BodyError, new_body
-    from rrsplice.scaffold import new_recipe
+    from rrsplice.workflow.scaffold import new_recipe
     name = "f" + re.sub(r"\W", "_", fixture.stem) + f"_p{phase.index}"
     row = {"fixture": fixture.name, "phase": phase.index, "geometry": phase.geometry,
            "mma": len(phase.mmas)}
@@ -230,9 +230,9 @@ def totals(rows: list) -> dict:
 
 
 def main(argv=None) -> int:
-    from rrsplice.cache import load_analysis, load_module
-    from rrsplice.mma import phases
-    from rrsplice.select import select_function
+    from rrsplice.infra.cache import load_analysis, load_module
+    from rrsplice.analysis.mma import phases
+    from rrsplice.ptx.select import select_function
     ap = argparse.ArgumentParser(description=__doc__.split("\n", 1)[0])
     ap.add_argument("fixtures", nargs="*", default=DEFAULT)
     ap.add_argument("--mma", choices=["wmma", "scalar"], default="wmma")

@@ -48,7 +48,7 @@ def main() -> int:
                  for _ in range(a.repeat)]
         res[f"body_new_{staging}_s"] = round(min(times), 3)
     sys.path.insert(0, str(ROOT))
-    from rrsplice.recipe import load_recipe, resolve_module
+    from rrsplice.workflow.recipe import load_recipe, resolve_module
     module, _ = resolve_module(load_recipe(a.recipe), None)
     d = out / "registers"
     res["nvcc_O3_s"] = round(min(_timed(["nvcc", "-O3", "-arch=sm_89", "-rdc=true", "-c",

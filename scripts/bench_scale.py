@@ -46,7 +46,7 @@ sys.path.insert(0, sys.argv[1])
 data = open(sys.argv[2], "rb").read()
 mode, repeat = sys.argv[3], int(sys.argv[4])
 if mode == "rrsplice":
-    from rrsplice.parser import parse_bytes
+    from rrsplice.ptx.parser import parse_bytes
     run = lambda: parse_bytes(data, sys.argv[2])
 else:
     sys.path.insert(0, sys.argv[1] + "/scripts")
@@ -67,9 +67,9 @@ ANALYSIS_CHILD = r"""
 import json, sys, time
 sys.path.insert(0, sys.argv[1])
 c0, w0 = time.process_time(), time.perf_counter()
-from rrsplice.parser import parse_bytes
-from rrsplice.dataflow import FunctionAnalysis
-from rrsplice.select import StatementRange
+from rrsplice.ptx.parser import parse_bytes
+from rrsplice.analysis.dataflow import FunctionAnalysis
+from rrsplice.ptx.select import StatementRange
 m = parse_bytes(open(sys.argv[2], "rb").read(), sys.argv[2])
 c1 = time.process_time()
 statements = 0

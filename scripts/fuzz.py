@@ -207,7 +207,7 @@ def campaign(args) -> dict:
     failures = []
     os.environ["RRSPLICE_NO_CACHE"] = "1"
     import fuzzing
-    from rrsplice.parser import parse_bytes
+    from rrsplice.ptx.parser import parse_bytes
     parse_bytes(fuzzing.MODULE_TEXT, "warm-up")      # the children start warm, with
     import importlib                                 # every module already imported
     import pkgutil

@@ -22,7 +22,7 @@ launched through the CUDA driver API (libcuda, via ctypes), because the kernels 
     python3 scripts/gpu_diff.py build/gpu/manifest.json --out results.json [--trials 2]
 
 Any other kernel: `--pair ORIGINAL.cubin SPLICED.cubin KERNEL LAUNCH.json`, where the launch
-description (rrsplice.launch) gives the grid, block, dynamic shared memory and every
+description (rrsplice.workflow.launch) gives the grid, block, dynamic shared memory and every
 parameter (buffers with a fill and a role, scalars with a value).
 
 Exit status: 0 when every run that should match matches and every negative control differs.
@@ -279,10 +279,10 @@ class Inputs:
 # ---------------------------------------------------------------- any kernel's launch
 
 def load_launch_description(path):
-    """The launch description at `path`, checked by rrsplice.launch (either form: one
+    """The launch description at `path`, checked by rrsplice.workflow.launch (either form: one
     by-value `param_block`, or `params`, one per kernel parameter)."""
     sys.path.insert(0, str(ROOT))
-    from rrsplice.launch import load_launch
+    from rrsplice.workflow.launch import load_launch
     return load_launch(path)
 
 

@@ -4,7 +4,7 @@
 Two parts, both compared **byte for byte** on the GPU by `scripts/gpu_frag_check.py`:
 
 1. **The layout table against the hardware.** For every `mma.sync` shape and type the table
-   (rrsplice.fraglayout) covers and ptxas accepts for sm_90, a one-mma kernel (PTX written
+   (rrsplice.fragments.layout) covers and ptxas accepts for sm_90, a one-mma kernel (PTX written
    here) loads each lane's A, B and C registers from a buffer and stores its D registers.
    The buffer is made here by placing random small-integer matrices A, B, C through the
    table; the expected D registers are A @ B + C (exact in every type used), placed through
@@ -50,13 +50,13 @@ from types import SimpleNamespace
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from rrsplice import cache  # noqa: E402
+from rrsplice.infra import cache  # noqa: E402
 from rrsplice.check.debug import builtin_debug_block  # noqa: E402
-from rrsplice.fraglayout import layout  # noqa: E402
-from rrsplice.fragmap import phase_maps  # noqa: E402
-from rrsplice.mma import phases  # noqa: E402
-from rrsplice.select import select_function  # noqa: E402
-from rrsplice.tools import ptxas  # noqa: E402
+from rrsplice.fragments.layout import layout  # noqa: E402
+from rrsplice.fragments.fragmap import phase_maps  # noqa: E402
+from rrsplice.analysis.mma import phases  # noqa: E402
+from rrsplice.ptx.select import select_function  # noqa: E402
+from rrsplice.infra.tools import ptxas  # noqa: E402
 
 ARCH = "sm_90"
 PLANE_BYTES = 32 * 4 * 16          # plane_out of a 32x4 launch; the dump follows it

@@ -4,7 +4,7 @@ frag: B reloaded per m-tile, A reloaded per n-tile, weights in a struct paramete
 Triton-style ldmatrix / ld.shared kernel), on a machine without a GPU.
 
 For each fixture a debug stage (rrsplice's built-in block, storing through the pointer
-rrsplice.paramroles picks: the output the kernel only writes) is inserted after the last mma
+rrsplice.analysis.paramroles picks: the output the kernel only writes) is inserted after the last mma
 and stores every A, B, C and D register of the phase. The inputs are small integers (e4m3
 codes of 0, +-1, +-2; f16 bias -8..8), so every D is exact in f16: D = A @ B + bias. The
 matrices come from the generator's ground truth (<stem>.truth.json: where each operand's
@@ -39,13 +39,14 @@ from unittest import mock
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from rrsplice import cache, fragvalue  # noqa: E402
+from rrsplice.infra import cache
+from rrsplice.analysis import fragvalue  # noqa: E402
 from rrsplice.check.debug import builtin_debug_block  # noqa: E402
-from rrsplice.fragmap import phase_map  # noqa: E402
-from rrsplice.mma import phases  # noqa: E402
-from rrsplice.paramroles import write_only_pointer  # noqa: E402
-from rrsplice.select import select_function  # noqa: E402
-from rrsplice.tools import ptxas  # noqa: E402
+from rrsplice.fragments.fragmap import phase_map  # noqa: E402
+from rrsplice.analysis.mma import phases  # noqa: E402
+from rrsplice.analysis.paramroles import write_only_pointer  # noqa: E402
+from rrsplice.ptx.select import select_function  # noqa: E402
+from rrsplice.infra.tools import ptxas  # noqa: E402
 
 FRAG = ROOT / "corpus_fixtures" / "frag"
 STEMS = ["frag_breload", "frag_areload", "frag_struct", "frag_triton"]
@@ -68,7 +69,7 @@ def _register_identity_map(fn, fa, slot_of: dict) -> dict:
     def old_key(fa_, index, reg):
         return ("defs", reg, tuple(fa_.reaching_defs(index, reg)))
     with mock.patch.object(fragvalue, "value_key", old_key), \
-            mock.patch("rrsplice.fragmap.value_key", old_key):
+            mock.patch("rrsplice.fragments.fragmap.value_key", old_key):
         ph = phases(fn, fa)[0]
         pm = phase_map(fn, fa, ph)
         return {"geometry": ph.geometry, **_map_rows(pm, slot_of)}

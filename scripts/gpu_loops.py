@@ -40,8 +40,8 @@ THREADS, BLOCKS, N = 128, 48, 41
 
 def prepare(out: Path) -> int:
     sys.path.insert(0, str(ROOT))
-    from rrsplice.tools import nvlink, ptxas
-    from rrsplice.verify import verify
+    from rrsplice.infra.tools import nvlink, ptxas
+    from rrsplice.workflow.verify import verify
     if out.exists():
         shutil.rmtree(out)
     out.mkdir(parents=True)

@@ -35,9 +35,9 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from rrsplice.tools import ptxas  # noqa: E402
+from rrsplice.infra.tools import ptxas  # noqa: E402
 from rrsplice.outline import OutlineError  # noqa: E402
-from rrsplice.verify import prepare, verify  # noqa: E402
+from rrsplice.workflow.verify import prepare, verify  # noqa: E402
 
 ARCH = "sm_90"
 
@@ -65,7 +65,7 @@ def scaffold(name: str, ptx: Path, rng: str, abi: str, out: Path) -> Path:
 def boundary(ptx: Path, last: int) -> int:
     """The first statement from `last` on after which both sides are outside any scoped
     `{ }` block (a phase's last mma can be followed at once by an inline-asm block)."""
-    from rrsplice.parser import parse
+    from rrsplice.ptx.parser import parse
     fn = next(f for f in parse(ptx).functions if f.has_body)
     st = fn.statements
     b = last
@@ -84,7 +84,7 @@ def _recipe_range(recipe: Path) -> str:
 
 
 def _mma_dests(ptx: Path) -> set:
-    from rrsplice.parser import parse
+    from rrsplice.ptx.parser import parse
     out = set()
     for st in parse(ptx).mma_statements():
         out.update(r.name for r in st.operands[0].registers())

@@ -59,8 +59,8 @@ def loop_range(fn, head: str, with_uni: bool) -> str:
 
 
 def build(out_ptx: Path, recipes: Path) -> list:
-    from rrsplice.parser import parse
-    from rrsplice.scaffold import new_recipe
+    from rrsplice.ptx.parser import parse
+    from rrsplice.workflow.scaffold import new_recipe
     subprocess.run(["nvcc", "-ptx", "-arch=sm_90", "-O3", SRC, "-o", str(out_ptx)],
                    cwd=ROOT, check=True)
     subprocess.run(["ptxas", "-arch=sm_90", "-c", str(out_ptx), "-o", "/dev/null"],

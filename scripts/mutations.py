@@ -40,35 +40,35 @@ EDITS = (T + "test_bites_edits.py", T + "test_apply.py",
          "-knot scaffold_every_real and not scaffold_refuses and not cli_apply_summary")
 #: module prefix -> the test files run against its mutations (fast subsets, not the suite)
 TESTS = [
-    ("rrsplice/parser.py", SYNTAX),
-    ("rrsplice/operands.py", SYNTAX),
-    ("rrsplice/lexicon.py", SYNTAX),
-    ("rrsplice/model.py", SYNTAX),
-    ("rrsplice/semantics.py", ANALYSIS),
-    ("rrsplice/isa.py", ANALYSIS + (T + "test_bites_provenance.py",)),
-    ("rrsplice/cfg.py", ANALYSIS),
-    ("rrsplice/dataflow.py", ANALYSIS),
-    ("rrsplice/provenance.py", (T + "test_bites_provenance.py", T + "test_provenance.py",
+    ("rrsplice/ptx/parser.py", SYNTAX),
+    ("rrsplice/ptx/operands.py", SYNTAX),
+    ("rrsplice/ptx/lexicon.py", SYNTAX),
+    ("rrsplice/ptx/model.py", SYNTAX),
+    ("rrsplice/analysis/semantics.py", ANALYSIS),
+    ("rrsplice/ptx/isa.py", ANALYSIS + (T + "test_bites_provenance.py",)),
+    ("rrsplice/analysis/cfg.py", ANALYSIS),
+    ("rrsplice/analysis/dataflow.py", ANALYSIS),
+    ("rrsplice/analysis/provenance.py", (T + "test_bites_provenance.py", T + "test_provenance.py",
                                 "-knot classification_cfg_fixture")),
-    ("rrsplice/mma.py", (T + "test_bites_mma.py", T + "test_mma.py")),
-    ("rrsplice/emit.py", EDITS),
-    ("rrsplice/splice.py", EDITS),
+    ("rrsplice/analysis/mma.py", (T + "test_bites_mma.py", T + "test_mma.py")),
+    ("rrsplice/ptx/emit.py", EDITS),
+    ("rrsplice/workflow/splice.py", EDITS),
     ("rrsplice/check/", (T + "test_bites_check.py", T + "test_check.py",
                          "-kfails_its_check or that_pass or scratch or bites or passed_but_not_live "
                          "or undeclared_register")),
     ("rrsplice/body/", (T + "test_body.py", T + "test_warp_harness.py",
                         "-ktiny_bodies or lanes_exchange or not every_phase")),
-    ("rrsplice/align.py", (T + "test_port.py", T + "test_port_oracle.py")),
-    ("rrsplice/port.py", (T + "test_port.py", T + "test_port_oracle.py")),
-    ("rrsplice/fragmap.py", (T + "test_fragmap.py", T + "test_cli_fragments.py",
+    ("rrsplice/workflow/align.py", (T + "test_port.py", T + "test_port_oracle.py")),
+    ("rrsplice/workflow/port.py", (T + "test_port.py", T + "test_port_oracle.py")),
+    ("rrsplice/fragments/fragmap.py", (T + "test_fragmap.py", T + "test_cli_fragments.py",
                              T + "test_fraglayout.py", T + "test_fraglayout_isa.py")),
-    ("rrsplice/fraglayout.py", (T + "test_fraglayout.py", T + "test_fragmap.py",
+    ("rrsplice/fragments/layout.py", (T + "test_fraglayout.py", T + "test_fragmap.py",
                                 T + "test_fraglayout_isa.py")),
-    ("rrsplice/descriptor.py", (T + "test_descriptor.py",)),
+    ("rrsplice/fragments/descriptor.py", (T + "test_descriptor.py",)),
     ("rrsplice/rewrite/", (T + "test_rewrite.py", T + "test_rewrite_exec.py")),
-    ("rrsplice/cache.py", (T + "test_hostile_cache.py", T + "test_cache_trust.py")),
-    ("rrsplice/fsutil.py", (T + "test_hostile_writes.py", T + "test_hostile_inputs.py")),
-    ("rrsplice/regions.py", (T + "test_region_analysis.py", T + "test_bites_check.py",
+    ("rrsplice/infra/cache.py", (T + "test_hostile_cache.py", T + "test_cache_trust.py")),
+    ("rrsplice/infra/fsutil.py", (T + "test_hostile_writes.py", T + "test_hostile_inputs.py")),
+    ("rrsplice/analysis/regions.py", (T + "test_region_analysis.py", T + "test_bites_check.py",
                              T + "test_bites_outline.py", T + "test_loop_exits.py",
                              T + "test_outline.py")),
     ("rrsplice/outline/", (T + "test_region_analysis.py", T + "test_bites_outline.py", T + "test_bites_outline_paths.py",
@@ -76,20 +76,20 @@ TESTS = [
                            T + "test_outline_rules.py")),
 ]
 
-P, O, S, C, D, F = ("rrsplice/parser.py", "rrsplice/operands.py", "rrsplice/semantics.py",
-                    "rrsplice/cfg.py", "rrsplice/dataflow.py", "rrsplice/provenance.py")
-MM, E, SP = "rrsplice/mma.py", "rrsplice/emit.py", "rrsplice/splice.py"
+P, O, S, C, D, F = ("rrsplice/ptx/parser.py", "rrsplice/ptx/operands.py", "rrsplice/analysis/semantics.py",
+                    "rrsplice/analysis/cfg.py", "rrsplice/analysis/dataflow.py", "rrsplice/analysis/provenance.py")
+MM, E, SP = "rrsplice/analysis/mma.py", "rrsplice/ptx/emit.py", "rrsplice/workflow/splice.py"
 CC, CCALL, CSCR, CDF, CRACE, CTXT = ("rrsplice/check/core.py", "rrsplice/check/calls.py",
-                                     "rrsplice/check/scratch.py", "rrsplice/check/dataflow.py",
+                                     "rrsplice/check/scratch.py", "rrsplice/check/flow.py",
                                      "rrsplice/check/race.py", "rrsplice/check/text.py")
-I = "rrsplice/isa.py"
+I = "rrsplice/ptx/isa.py"
 OR, OB, ORG, OCS, ODL, OCM = ("rrsplice/outline/recompute.py", "rrsplice/outline/body.py",
                               "rrsplice/outline/region.py", "rrsplice/outline/callsite.py",
                               "rrsplice/outline/delivery.py", "rrsplice/outline/common.py")
 OAS, OVA, ORW = ("rrsplice/outline/assemble.py", "rrsplice/outline/values.py",
-                 "rrsplice/outline/rewrites.py")
-OEX = "rrsplice/outline/exits.py"
-RG = "rrsplice/regions.py"
+                 "rrsplice/outline/region_rules.py")
+OEX = "rrsplice/outline/exit_branches.py"
+RG = "rrsplice/analysis/regions.py"
 
 MUTATIONS = [
     # ------------------------------------------------------------------ operands
@@ -557,17 +557,17 @@ MUTATIONS = [
     Mut(ORW, "outline-shared-unpassed", '''        if sym not in self.ctx.values.sym_regs:
             raise OutlineError(''', '''        if sym not in self.ctx.values.sym_regs and False:
             raise OutlineError(''', "a .shared array the call does not pass accepted"),
-    Mut("rrsplice/scopes.py", "scopes-special-declared",
+    Mut("rrsplice/ptx/scopes.py", "scopes-special-declared",
         '''                elif _shadows_special(item):
                     shadow = shadow + ((item.name, item.count, ""),)''',
         '''                elif False:
                     shadow = shadow + ((item.name, item.count, ""),)''',
         "a body-level .reg with a special register's name stays machine state",
         tests=(T + "test_declarations.py",)),
-    Mut("rrsplice/scopes.py", "scopes-special-range",
+    Mut("rrsplice/ptx/scopes.py", "scopes-special-range",
         'return _SPECIAL_RANGE_PREFIX.match(d.name) is not None', 'return False',
         "`.reg .b32 %envreg<40>` declares no special name", tests=(T + "test_declarations.py",)),
-    Mut("rrsplice/scopes.py", "scopes-declaration-point", '''        for item in blk.items:
+    Mut("rrsplice/ptx/scopes.py", "scopes-declaration-point", '''        for item in blk.items:
             t = type(item)''', '''        for item in sorted(blk.items, key=lambda i: type(i) is not Decl):
             t = type(item)''', "a block's declaration binds the names used before it",
         tests=(T + "test_declarations.py", T + "test_scopes.py")),
@@ -577,7 +577,7 @@ MUTATIONS = [
         "a predicate read back as 1/0 not recognised", tests=(T + "test_cut_values.py",)),
     Mut(CCALL, "check-vector-move", 'if want != have:', 'if False:',
         "a vector register moved as a scalar accepted", tests=(T + "test_cut_values.py",)),
-    Mut("rrsplice/scaffold.py", "scaffold-vector-type", 'return f"{vec}{elem}" if vec in (".v2", ".v4") else elem',
+    Mut("rrsplice/workflow/scaffold.py", "scaffold-vector-type", 'return f"{vec}{elem}" if vec in (".v2", ".v4") else elem',
         'return elem', "recipe new moves a vector register as one .b32",
         tests=(T + "test_cut_values.py",)),
     Mut(ORG, "outline-branch-out", 'if name is None or name in exit_labels:',
@@ -626,11 +626,11 @@ MUTATIONS = [
 ]
 
 BD_R, BD_H, BD_P = "rrsplice/body/render.py", "rrsplice/body/header.py", "rrsplice/body/plan.py"
-AL, PO, FM, FL = ("rrsplice/align.py", "rrsplice/port.py", "rrsplice/fragmap.py",
-                  "rrsplice/fraglayout.py")
-DE, RZ, RR, RO = ("rrsplice/descriptor.py", "rrsplice/rewrite/rz_round.py",
-                  "rrsplice/rewrite/rules.py", "rrsplice/rewrite/operands.py")
-CA, FS = "rrsplice/cache.py", "rrsplice/fsutil.py"
+AL, PO, FM, FL = ("rrsplice/workflow/align.py", "rrsplice/workflow/port.py", "rrsplice/fragments/fragmap.py",
+                  "rrsplice/fragments/layout.py")
+DE, RZ, RR, RO = ("rrsplice/fragments/descriptor.py", "rrsplice/rewrite/rz_round.py",
+                  "rrsplice/rewrite/rules.py", "rrsplice/rewrite/operand_facts.py")
+CA, FS = "rrsplice/infra/cache.py", "rrsplice/infra/fsutil.py"
 
 # Issue 24: behaviour mutations of body/, align, port, fragmap, fraglayout, descriptor,
 # rewrite, cache, fsutil and isa rows, written from the modules alone, without reading their

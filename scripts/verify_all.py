@@ -16,15 +16,15 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from rrsplice.errors import RRSpliceError  # noqa: E402
-from rrsplice.verify import verify  # noqa: E402
+from rrsplice.ptx.errors import RRSpliceError  # noqa: E402
+from rrsplice.workflow.verify import verify  # noqa: E402
 
 ARCHS = {"sm_89": ["sm_89", "sm_90", "sm_120"], "sm_120": ["sm_120"]}
 
 
 def _target(recipe: Path) -> str:
-    from rrsplice.cache import load_module
-    from rrsplice.recipe import load_recipe, resolve_module
+    from rrsplice.infra.cache import load_module
+    from rrsplice.workflow.recipe import load_recipe, resolve_module
     path, _ = resolve_module(load_recipe(recipe))
     return (load_module(path).target or "sm_89").split(",")[0].strip()
 

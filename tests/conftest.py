@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from rrsplice.tools import find_tool
+from rrsplice.infra.tools import find_tool
 
 ROOT = Path(__file__).resolve().parent.parent
 FIXTURES = ROOT / "corpus_fixtures"
@@ -64,7 +64,7 @@ def model():
     """`model(path)`: the parsed module of a fixture file, shared by every test of the
     session (through the cache, so a worker parses each file at most once). Tests must not
     modify what they get."""
-    from rrsplice.cache import load_module
+    from rrsplice.infra.cache import load_module
     seen: dict = {}
 
     def get(path):

@@ -131,9 +131,9 @@ def check_parse(data: bytes, name: str) -> str:
     raises AssertionError when an invariant is broken: success must round-trip
     byte-exactly; failure must be a typed error whose diagnostic starts with
     name:line:col. Anything else (a traceback) propagates."""
-    from rrsplice.emit import emit
-    from rrsplice.errors import ParseError, RRSpliceError
-    from rrsplice.parser import parse_bytes
+    from rrsplice.ptx.emit import emit
+    from rrsplice.ptx.errors import ParseError, RRSpliceError
+    from rrsplice.ptx.parser import parse_bytes
     try:
         m = parse_bytes(data, name)
     except ParseError as exc:
@@ -254,7 +254,7 @@ NOISE = [
     "import sys\nsys.stdout = sys.stderr = None\n",
     "import sys\nsys.path.insert(0, {root!r})\nimport rrsplice.check.report as _r\n"
     "_r.Report.ok = property(lambda self: True)\n_r.Report.errors = property(lambda s: [])\n",
-    "import sys\nsys.path.insert(0, {root!r})\nimport rrsplice.splice as _s\n"
+    "import sys\nsys.path.insert(0, {root!r})\nimport rrsplice.workflow.splice as _s\n"
     "_s.apply = lambda *a, **k: None\n",
 ]
 

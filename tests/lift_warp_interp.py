@@ -22,7 +22,7 @@ from fractions import Fraction
 import numpy as np
 
 import ptx_interp as pi
-from rrsplice.model import Imm, PredPair, Reg, Sink, Symbol, Vector
+from rrsplice.ptx.model import Imm, PredPair, Reg, Sink, Symbol, Vector
 
 _LIBM = ctypes.CDLL("libm.so.6")
 _LIBM.exp2f.restype = ctypes.c_float

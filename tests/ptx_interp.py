@@ -15,7 +15,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from rrsplice.model import Address, Element, Imm, Negated, Reg, Symbol, Vector
+from rrsplice.ptx.model import Address, Element, Imm, Negated, Reg, Symbol, Vector
 
 
 class Unsupported(Exception):

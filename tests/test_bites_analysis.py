@@ -10,10 +10,10 @@ import textwrap
 import pytest
 
 from rrsplice import parse
-from rrsplice.cfg import build_cfg
-from rrsplice.dataflow import analyze
-from rrsplice.select import StatementRange
-from rrsplice.semantics import def_use, is_block_barrier, sort_registers, uncovered
+from rrsplice.analysis.cfg import build_cfg
+from rrsplice.analysis.dataflow import analyze
+from rrsplice.ptx.select import StatementRange
+from rrsplice.analysis.semantics import def_use, is_block_barrier, sort_registers, uncovered
 
 HEAD = textwrap.dedent("""\
     .version 8.7

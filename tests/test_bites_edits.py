@@ -7,8 +7,8 @@ from __future__ import annotations
 import pytest
 
 from rrsplice import parse
-from rrsplice.emit import Edit, emit, line_byte_offsets, newline_of
-from rrsplice.errors import RRSpliceError
+from rrsplice.ptx.emit import Edit, emit, line_byte_offsets, newline_of
+from rrsplice.ptx.errors import RRSpliceError
 
 SRC = b".version 8.7\n.target sm_89\n.address_size 64\n.visible .entry k()\n{\n\tret;\n}\n"
 

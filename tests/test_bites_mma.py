@@ -6,8 +6,8 @@ from __future__ import annotations
 
 import pytest
 
-from rrsplice.mma import mma_of, opcode_family
-from rrsplice.parser import parse
+from rrsplice.analysis.mma import mma_of, opcode_family
+from rrsplice.ptx.parser import parse
 
 HEAD = (".version 8.7\n.target sm_89\n.address_size 64\n.visible .entry k()\n{\n"
         "\t.reg .pred %p<4>;\n\t.reg .b32 %r<40>;\n\t.reg .f32 %f<40>;\n\t.reg .b64 %rd<4>;\n"
@@ -63,8 +63,8 @@ PHASES = [
 
 @pytest.mark.parametrize("with_analysis", [False, True])
 def test_phases_chains_gap_and_k_slices(with_analysis):
-    from rrsplice.dataflow import analyze
-    from rrsplice.mma import phases
+    from rrsplice.analysis.dataflow import analyze
+    from rrsplice.analysis.mma import phases
     fn = parse(HEAD + "".join(f"\t{x}\n" for x in PHASES) + "\tret;\n}\n").functions[0]
     ps = phases(fn, analyze(fn) if with_analysis else None)
     assert [[m.index for m in p.mmas] for p in ps] == [[1, 2, 3], [5]]

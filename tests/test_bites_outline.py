@@ -11,8 +11,8 @@ from __future__ import annotations
 import pytest
 
 from rrsplice.outline import OutlineError, build_outline, region_needs
-from rrsplice.parser import parse
-from rrsplice.select import StatementRange
+from rrsplice.ptx.parser import parse
+from rrsplice.ptx.select import StatementRange
 
 from ptx_interp import Machine, run
 from test_outline_oracle import G, HEAD, PARAM1, call_text, fresh_machine, region_and_body

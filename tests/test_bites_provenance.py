@@ -4,7 +4,7 @@ arithmetic (not folded), floating-point conversion (not folded), vector paramete
 
 from __future__ import annotations
 
-from rrsplice.provenance import Const, Param, SharedAddr, Unknown, value_of
+from rrsplice.analysis.provenance import Const, Param, SharedAddr, Unknown, value_of
 
 from test_provenance import fa_of, sid
 
@@ -57,9 +57,9 @@ def test_vector_parameter_load_elements_and_shared_offsets():
 def test_each_shared_array_has_its_own_uses_on_one_analysis():
     """`symbol_uses` is remembered per analysis and per array: asking for a second array on
     the same analysis never returns the first one's accesses."""
-    from rrsplice.dataflow import analyze
-    from rrsplice.parser import parse
-    from rrsplice.provenance import symbol_uses
+    from rrsplice.analysis.dataflow import analyze
+    from rrsplice.ptx.parser import parse
+    from rrsplice.analysis.provenance import symbol_uses
     text = (".version 8.7\n.target sm_89\n.address_size 64\n"
             ".shared .align 4 .b8 aa[64];\n.shared .align 4 .b8 bb[64];\n"
             ".visible .entry k()\n{\n\t.reg .b32 %r<9>;\n"

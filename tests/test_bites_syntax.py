@@ -7,9 +7,9 @@ from __future__ import annotations
 
 import pytest
 
-from rrsplice.errors import ParseError
-from rrsplice.model import Address, Imm, Negated, PredPair, Reg, Sink, Symbol, Vector
-from rrsplice.parser import parse
+from rrsplice.ptx.errors import ParseError
+from rrsplice.ptx.model import Address, Imm, Negated, PredPair, Reg, Sink, Symbol, Vector
+from rrsplice.ptx.parser import parse
 
 HEAD = ".version 8.7\n.target sm_89\n.address_size 64\n"
 

@@ -20,8 +20,8 @@ from click.testing import CliRunner
 from rrsplice.body import BodyError, new_body
 from rrsplice.check.text import parse_splice_text
 from rrsplice.cli import main
-from rrsplice.recipe import load_recipe
-from rrsplice.scaffold import new_recipe
+from rrsplice.workflow.recipe import load_recipe
+from rrsplice.workflow.scaffold import new_recipe
 
 from conftest import FIXTURES, RECIPES, ROOT
 
@@ -143,7 +143,7 @@ def test_staging_round_trips_a_known_image(p1, tmp_path):
 
 
 def test_mma_steps_read_the_tiles_their_registers_were_staged_to(p1, tmp_path):
-    from rrsplice.parser import parse
+    from rrsplice.ptx.parser import parse
     res = new_body(p1 / "p1.py", "cuda", tmp_path / "b.cu")
     text = res.body.read_text()
     arg_reg = {a.name: a.reg for a in res.plan.args}
@@ -263,7 +263,7 @@ def test_cuda_body_links_with_the_patched_module(p1, tmp_path, ptxas_path, nvlin
         if os.environ.get("RRSPLICE_REQUIRE_PTXAS") == "1":
             pytest.fail("nvcc not found and RRSPLICE_REQUIRE_PTXAS=1")
         pytest.skip("nvcc not found")
-    from rrsplice.splice import apply
+    from rrsplice.workflow.splice import apply
     res = new_body(p1 / "p1.py", "cuda", tmp_path / "b.cu")
     patched = apply(p1 / "p1.py", out=tmp_path / "patched.ptx").output
     run = lambda *c: subprocess.run([str(x) for x in c], capture_output=True, text=True)  # noqa

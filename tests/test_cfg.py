@@ -5,7 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from rrsplice import parse
-from rrsplice.cfg import build_cfg
+from rrsplice.analysis.cfg import build_cfg
 
 FIX = Path(__file__).resolve().parent.parent / "corpus_fixtures" / "small"
 

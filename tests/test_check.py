@@ -11,8 +11,8 @@ from click.testing import CliRunner
 
 from rrsplice.check import check_recipe, empty_arg_lists, parse_splice_text
 from rrsplice.cli import main
-from rrsplice.recipe import BUNDLED_CORPUS
-from rrsplice.splice import apply
+from rrsplice.workflow.recipe import BUNDLED_CORPUS
+from rrsplice.workflow.splice import apply
 
 ROOT = Path(__file__).resolve().parent.parent
 BAD = ROOT / "tests" / "recipes_bad"
@@ -235,8 +235,8 @@ def test_shared_base_error_names_the_statement():
 
 
 def test_scaffold_scratch_emits_the_barrier_and_passes(tmp_path):
-    from rrsplice.recipe import load_recipe
-    from rrsplice.scaffold import new_recipe
+    from rrsplice.workflow.recipe import load_recipe
+    from rrsplice.workflow.scaffold import new_recipe
     tiny = BUNDLED_CORPUS / "swin_tiny_sm89.ptx"
     sc = new_recipe("swin_tiny_sm89", tiny, "s342-s2656", out=tmp_path / "t.py")
     assert sc.barrier
@@ -250,8 +250,8 @@ def test_scaffold_scratch_emits_the_barrier_and_passes(tmp_path):
 @pytest.mark.slow
 def test_scaffold_param_passes_the_shared_base_and_outlines(tmp_path):
     from rrsplice.outline import outline_recipe
-    from rrsplice.recipe import load_recipe
-    from rrsplice.scaffold import new_recipe
+    from rrsplice.workflow.recipe import load_recipe
+    from rrsplice.workflow.scaffold import new_recipe
     small = BUNDLED_CORPUS / "swin_small_sm89.ptx"
     # phases 1-4: phase 3's epilogue stages through the kernel's .shared array
     sc = new_recipe("p4", small, "s486-s2519", abi="param", out=tmp_path / "p4.py")

@@ -16,7 +16,7 @@ import pytest
 
 import rrsplice
 from conftest import FIXTURES, ROOT, _tool
-from rrsplice.model import Block, Symbol
+from rrsplice.ptx.model import Block, Symbol
 
 CORPUS = FIXTURES / "conformance"
 

@@ -18,11 +18,11 @@ import subprocess
 import pytest
 
 from rrsplice.check import check_recipe
-from rrsplice.model import ParenList, Symbol
+from rrsplice.ptx.model import ParenList, Symbol
 from rrsplice.outline import outline_recipe
-from rrsplice.parser import parse
-from rrsplice.scaffold import new_recipe
-from rrsplice.splice import apply
+from rrsplice.ptx.parser import parse
+from rrsplice.workflow.scaffold import new_recipe
+from rrsplice.workflow.splice import apply
 
 from ptx_interp import Machine, run
 

@@ -9,12 +9,12 @@ import json
 import pytest
 from click.testing import CliRunner
 
-from rrsplice import cache
+from rrsplice.infra import cache
 from rrsplice.check import check_recipe
 from rrsplice.cli.app import main
-from rrsplice.paramroles import pointer_uses, write_only_pointer
-from rrsplice.select import select_function
-from rrsplice.splice import apply
+from rrsplice.analysis.paramroles import pointer_uses, write_only_pointer
+from rrsplice.ptx.select import select_function
+from rrsplice.workflow.splice import apply
 
 from conftest import FIXTURES
 
@@ -101,7 +101,7 @@ def test_debug_param_naming_no_parameter_is_a_recipe_error(tmp_path):
 
 @pytest.mark.slow
 def test_debug_build_assembles(tmp_path, ptxas_path):
-    from rrsplice.tools import ptxas
+    from rrsplice.infra.tools import ptxas
     p = _recipe(tmp_path, "frag_struct")
     out = apply(p, stage="fs.d", out=tmp_path / "dbg.ptx")
     r = ptxas(out.output, "sm_89", verbose=False, out=tmp_path / "dbg.cubin")

@@ -13,11 +13,11 @@ import subprocess
 import pytest
 
 from rrsplice.check import check_recipe
-from rrsplice.dataflow import FunctionAnalysis
-from rrsplice.parser import parse
-from rrsplice.scaffold import new_recipe
-from rrsplice.select import StatementRange
-from rrsplice.splice import apply
+from rrsplice.analysis.dataflow import FunctionAnalysis
+from rrsplice.ptx.parser import parse
+from rrsplice.workflow.scaffold import new_recipe
+from rrsplice.ptx.select import StatementRange
+from rrsplice.workflow.splice import apply
 
 SPECIAL_NAMES = ["%smid", "%warpid", "%nsmid", "%envreg32", "%lanemask_eq", "%clock_hi",
                  "%pm7_64", "%reserved_smem_offset_9", "%laneid", "%clock64"]

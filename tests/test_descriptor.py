@@ -9,9 +9,9 @@ import re
 
 import pytest
 
-from rrsplice import cache
-from rrsplice.descriptor import EPILOGUE_SIGNATURES, classify_gap, describe, plain, render
-from rrsplice.select import select_function
+from rrsplice.infra import cache
+from rrsplice.fragments.descriptor import EPILOGUE_SIGNATURES, classify_gap, describe, plain, render
+from rrsplice.ptx.select import select_function
 
 from conftest import FIXTURES
 

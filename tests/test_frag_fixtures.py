@@ -10,15 +10,15 @@ import json
 
 import pytest
 
-from rrsplice import cache
-from rrsplice.descriptor import describe, plain
-from rrsplice.fragmap import phase_map
-from rrsplice.fragvalue import _origin
-from rrsplice.laneaddr import loaded_from
-from rrsplice.mma import phases
-from rrsplice.paramroles import weight_param
-from rrsplice.select import select_function
-from rrsplice.threadaddr import load_address
+from rrsplice.infra import cache
+from rrsplice.fragments.descriptor import describe, plain
+from rrsplice.fragments.fragmap import phase_map
+from rrsplice.analysis.fragvalue import _origin
+from rrsplice.analysis.laneaddr import loaded_from
+from rrsplice.analysis.mma import phases
+from rrsplice.analysis.paramroles import weight_param
+from rrsplice.ptx.select import select_function
+from rrsplice.analysis.threadaddr import load_address
 
 from conftest import FIXTURES
 
@@ -190,7 +190,7 @@ ret;
 
 @pytest.mark.parametrize("store", ["", "st.global.u32 [%rd2+64], %r1;", "$L__mid:"])
 def test_same_address_is_the_same_value_only_without_a_store_between(tmp_path, store):
-    from rrsplice.fragvalue import value_key
+    from rrsplice.analysis.fragvalue import value_key
     p = tmp_path / "k.ptx"
     p.write_text(_RELOAD.replace("STORE", store))
     m = cache.load_module(p)
@@ -214,7 +214,7 @@ def test_scaffolded_header_maps_and_roles_match_the_generator(tmp_path, stem):
     """`recipe new` over the whole mma region: every A and D register its header maps sits at
     the rows and columns the source's (m-tile, n-tile, k-slice) give it, and W_PARAM,
     BIAS_PARAM, DEBUG_PARAM name the generator's B, bias and output pointers."""
-    from rrsplice.scaffold import new_recipe
+    from rrsplice.workflow.scaffold import new_recipe
     truth = json.loads((FRAG / f"{stem}.truth.json").read_text())
     m = cache.load_module(FRAG / f"{stem}.ptx")
     fn, _ = select_function(m, None)

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from rrsplice.fraglayout import SUPPORTED, LayoutError, layout, mma_layouts
+from rrsplice.fragments.layout import SUPPORTED, LayoutError, layout, mma_layouts
 
 ALL = [(shape, matrix, dtype, order)
        for shape, matrix, dtypes, order in SUPPORTED for dtype in dtypes]
@@ -72,7 +72,7 @@ def test_m8n8k4_quad_pairs_are_separate_products():
 
 
 def test_mma_layouts_from_a_parsed_mma():
-    from rrsplice.mma import mma_of
+    from rrsplice.analysis.mma import mma_of
     from rrsplice import parse
     src = """.version 8.7
 .target sm_89

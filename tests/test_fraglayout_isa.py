@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import pytest
 
-from rrsplice.fraglayout import SUPPORTED, layout
+from rrsplice.fragments.layout import SUPPORTED, layout
 
 
 def _gt(lane):

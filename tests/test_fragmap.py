@@ -7,10 +7,10 @@ import json
 
 import pytest
 
-from rrsplice import cache
-from rrsplice.fragmap import phase_maps
-from rrsplice.mma import phases
-from rrsplice.select import select_function
+from rrsplice.infra import cache
+from rrsplice.fragments.fragmap import phase_maps
+from rrsplice.analysis.mma import phases
+from rrsplice.ptx.select import select_function
 
 from conftest import FIXTURES
 

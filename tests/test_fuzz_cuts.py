@@ -22,10 +22,10 @@ from hypothesis import strategies as st
 from fuzz_cuts import cut_program, scoped_program
 from rrsplice.check import check_recipe
 from rrsplice.outline import outline_recipe
-from rrsplice.parser import parse
-from rrsplice.scaffold import new_recipe
-from rrsplice.scopes import SEP, is_scoped
-from rrsplice.splice import apply
+from rrsplice.ptx.parser import parse
+from rrsplice.workflow.scaffold import new_recipe
+from rrsplice.ptx.scopes import SEP, is_scoped
+from rrsplice.workflow.splice import apply
 
 from test_cut_values import G, _original, _spliced
 

@@ -70,8 +70,8 @@ def _synthetic(fx, truth, ptx_text_stmts):
 
 @pytest.mark.slow
 def test_fragfix_proof_on_a_synthesised_dump(tmp_path, ptxas_path):
-    from rrsplice import cache
-    from rrsplice.select import select_function
+    from rrsplice.infra import cache
+    from rrsplice.ptx.select import select_function
     prep = _load("gpu_fragfix_prepare")
     check = _load("gpu_fragfix_check")
     sys.argv = ["x", "--out", str(tmp_path)]

@@ -56,7 +56,7 @@ def test_param_block_form_packs_one_struct_at_the_field_offsets():
 
 
 def test_textures_need_the_param_block_form(tmp_path):
-    from rrsplice.launch import parse_launch
+    from rrsplice.workflow.launch import parse_launch
     launch = parse_launch({"grid": [1, 1, 1], "block": [32, 1, 1], "params": [
         {"name": "t", "kind": "texture"}]}, "x.json")
     with pytest.raises(ValueError, match="param_block form only"):

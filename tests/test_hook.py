@@ -7,8 +7,8 @@ from pathlib import Path
 
 import pytest
 
-from rrsplice.errors import RRSpliceError
-from rrsplice.hook import HookError, apply_recipe, kernel_recipe, recipe_kernel
+from rrsplice.ptx.errors import RRSpliceError
+from rrsplice.workflow.hook import HookError, apply_recipe, kernel_recipe, recipe_kernel
 
 ROOT = Path(__file__).resolve().parent.parent
 BAD = ROOT / "tests" / "recipes_bad"

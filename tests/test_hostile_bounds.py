@@ -17,7 +17,7 @@ from pathlib import Path
 
 import pytest
 
-from rrsplice.parser import parse_bytes
+from rrsplice.ptx.parser import parse_bytes
 
 ROOT = Path(__file__).resolve().parent.parent
 SMALL = ROOT / "corpus_fixtures" / "small" / "cfg_loops.ptx"
@@ -102,7 +102,7 @@ def test_apply_all_skips_a_fifo_and_an_endless_link_named_ptx(family):
 @needs_pagemap
 def test_corpus_survey_reports_an_endless_link_as_a_row_error(family):
     (family / "pagemap.ptx").symlink_to(PAGEMAP)
-    from rrsplice.corpus import modules_of, survey
+    from rrsplice.workflow.corpus import modules_of, survey
     os.environ["RRSPLICE_MAX_INPUT_MB"] = "4"
     try:
         rows = survey(modules_of(family), workers=1)
@@ -117,7 +117,7 @@ def test_corpus_survey_reports_an_endless_link_as_a_row_error(family):
 # inherited): m2.ptx's worker is killed, or every worker sleeps.
 _PATCHED = r"""
 import os, signal, sys, time
-import rrsplice.family as fam
+import rrsplice.workflow.family as fam
 real = fam._apply_one
 def patched(recipe_path, module, *rest):
     mode = os.environ["RR_TEST_MODE"]

@@ -17,7 +17,7 @@ from pathlib import Path
 
 import pytest
 
-from rrsplice import cache
+from rrsplice.infra import cache
 
 ROOT = Path(__file__).resolve().parent.parent
 SMALL = ROOT / "corpus_fixtures" / "small" / "cfg_loops.ptx"
@@ -116,7 +116,7 @@ def test_the_cache_directory_is_created_private(tmp_path, monkeypatch):
 
 
 def _fresh_statements(path):
-    from rrsplice.parser import parse_bytes
+    from rrsplice.ptx.parser import parse_bytes
     m = parse_bytes(Path(path).read_bytes(), str(path))
     return [(s.text, s.operands) for s in m.functions[0].statements]
 
@@ -158,7 +158,7 @@ def test_json_of_the_wrong_shape_is_a_miss(tmp_path):
 def test_editing_any_source_file_changes_every_key(tmp_path, monkeypatch):
     """provenance.py was missing from the hand-written source lists: editing it left
     `check` serving the old answer."""
-    from rrsplice.parser import parse_bytes
+    from rrsplice.ptx.parser import parse_bytes
     monkeypatch.setenv("RRSPLICE_CACHE_DIR", str(tmp_path / "c"))
     monkeypatch.delenv("RRSPLICE_NO_CACHE", raising=False)
     pkg = tmp_path / "pkg" / "rrsplice"

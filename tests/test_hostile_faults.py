@@ -13,8 +13,8 @@ import time
 from pathlib import Path
 
 import pytest
-from rrsplice import cache
-from rrsplice.parser import parse_bytes
+from rrsplice.infra import cache
+from rrsplice.ptx.parser import parse_bytes
 
 ROOT = Path(__file__).resolve().parent.parent
 SMALL = ROOT / "corpus_fixtures" / "small" / "cfg_loops.ptx"
@@ -22,7 +22,7 @@ SIZE = 8 << 20
 
 _WRITER = r"""
 import sys
-from rrsplice.fsutil import write_atomic
+from rrsplice.infra.fsutil import write_atomic
 target, start = sys.argv[1], int(sys.argv[2])
 i = start
 print("ready", flush=True)
@@ -58,7 +58,7 @@ def test_a_writer_killed_mid_write_never_leaves_a_partial_output(tmp_path):
 @pytest.mark.slow
 def test_concurrent_writers_leave_one_whole_output_and_no_temporary_files(tmp_path):
     target = tmp_path / "out.ptx"
-    code = ("import sys\nfrom rrsplice.fsutil import write_atomic\n"
+    code = ("import sys\nfrom rrsplice.infra.fsutil import write_atomic\n"
             f"for _ in range(3): write_atomic(sys.argv[1], bytes([int(sys.argv[2])]) * {SIZE})\n")
     env = dict(os.environ, PYTHONPATH=str(ROOT))
     procs = [subprocess.Popen([sys.executable, "-c", code, str(target), str(i)], env=env)

@@ -17,7 +17,7 @@ from pathlib import Path
 import pytest
 
 import rrsplice
-from rrsplice.errors import RRSpliceError
+from rrsplice.ptx.errors import RRSpliceError
 
 ROOT = Path(__file__).resolve().parent.parent
 SMALL = (ROOT / "corpus_fixtures" / "small" / "cfg_loops.ptx").read_text()
@@ -25,8 +25,8 @@ BODY_END = SMALL.rindex("}")
 
 _PROBE = r"""
 import json, resource, sys
-from rrsplice.errors import RRSpliceError
-from rrsplice.parser import parse_bytes
+from rrsplice.ptx.errors import RRSpliceError
+from rrsplice.ptx.parser import parse_bytes
 data = open(sys.argv[1], "rb").read()
 try:
     parse_bytes(data, sys.argv[1]); out = {"ok": True}

@@ -16,7 +16,7 @@ from pathlib import Path
 
 import pytest
 
-from rrsplice.scaffold import new_recipe
+from rrsplice.workflow.scaffold import new_recipe
 
 ROOT = Path(__file__).resolve().parent.parent
 TINY = ROOT / "corpus_fixtures" / "swin_tiny_sm89.ptx"
@@ -193,7 +193,7 @@ def _cli(*args, cwd=None):
 
 def test_recipe_new_for_a_module_whose_name_holds_backslashes_writes_a_recipe_that_imports(
         tmp_path):
-    from rrsplice.recipe import load_recipe, resolve_module
+    from rrsplice.workflow.recipe import load_recipe, resolve_module
     d = tmp_path / "a\\b"
     d.mkdir()
     module = d / 'm\\x"""\\N{q}.ptx'
@@ -207,7 +207,7 @@ def test_recipe_new_for_a_module_whose_name_holds_backslashes_writes_a_recipe_th
 
 
 def test_outline_escapes_a_line_break_in_the_module_name(tmp_path):
-    from rrsplice.parser import parse
+    from rrsplice.ptx.parser import parse
     name = "x\n.visible .entry injected() { ret; }\n.ptx"
     shutil.copy(ROOT / "corpus_fixtures" / "loops" / "loops_sm90.ptx", tmp_path / name)
     text = (ROOT / "recipes" / "loops_nested.py").read_text()

@@ -15,7 +15,7 @@ from pathlib import Path
 
 import pytest
 
-from rrsplice.scaffold import new_recipe
+from rrsplice.workflow.scaffold import new_recipe
 
 ROOT = Path(__file__).resolve().parent.parent
 SMALL = ROOT / "corpus_fixtures" / "small" / "cfg_loops.ptx"
@@ -159,13 +159,13 @@ def test_apply_default_output_refuses_a_directory_of_another_user(project):
 # without a lock every one of them reads the table before any writes it.
 _SLOW_WRITER = r"""
 import sys, time
-import rrsplice.fsutil as f
+import rrsplice.infra.fsutil as f
 real = f.write_atomic
 def slow(*a, **k):
     time.sleep(0.4)
     return real(*a, **k)
 f.write_atomic = slow
-import rrsplice.splice as s
+import rrsplice.workflow.splice as s
 s.write_atomic = slow
 from rrsplice.cli import main
 sys.argv = ["rrsplice"] + sys.argv[1:]
@@ -186,7 +186,7 @@ def test_six_concurrent_stages_new_keep_all_six_stages(project):
         time.sleep(0.35)
     outs = [p.communicate(timeout=120) for p in procs]
     assert [p.returncode for p in procs] == [0] * 6, outs
-    from rrsplice.recipe import load_recipe
+    from rrsplice.workflow.recipe import load_recipe
     assert set(load_recipe(project / "r.py").stages()) == {f"r.s{i}" for i in range(3, 9)}
     assert not list(project.glob(".*.tmp"))
 

@@ -65,7 +65,7 @@ def test_an_exit_in_stages_and_debug_block_is_a_clean_error(tmp_path):
 
 
 def test_the_hook_turns_a_recipe_exit_into_a_hook_error(tmp_path):
-    from rrsplice.hook import HookError, apply_recipe
+    from rrsplice.workflow.hook import HookError, apply_recipe
     r = project(tmp_path, EXITS["recipe() sys.exit(0)"])
     with pytest.raises(HookError) as ei:
         apply_recipe(r, corpus=tmp_path, out=tmp_path / "o.ptx")
@@ -154,8 +154,8 @@ def test_outline_without_the_check_ends_in_a_body_or_a_typed_error(path):
     """`outline --no-check` / `verify --no-check` go on past check findings, but a recipe
     whose cut, call text or extern does not resolve is a clean error, never a crash."""
     from rrsplice.check import CheckFailed
-    from rrsplice.errors import RRSpliceError
-    from rrsplice.verify import prepare
+    from rrsplice.ptx.errors import RRSpliceError
+    from rrsplice.workflow.verify import prepare
     try:
         _rec, _path, _data, body, _rep = prepare(path, check=False)
     except CheckFailed as exc:

@@ -17,7 +17,7 @@ from pathlib import Path
 
 import pytest
 
-from rrsplice.fsutil import WriteError, write_atomic
+from rrsplice.infra.fsutil import WriteError, write_atomic
 
 ROOT = Path(__file__).resolve().parent.parent
 SMALL = ROOT / "corpus_fixtures" / "small" / "cfg_loops.ptx"
@@ -152,7 +152,7 @@ def test_a_write_error_names_the_target_not_the_temporary_file(tmp_path):
 
 
 def test_the_hook_refuses_to_overwrite_the_recipe(project):
-    from rrsplice.hook import HookError, apply_recipe
+    from rrsplice.workflow.hook import HookError, apply_recipe
     before = snapshot(project)
     with pytest.raises(HookError) as ei:
         apply_recipe(project / "r.py", corpus=project, out=project / "r.py")

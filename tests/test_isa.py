@@ -1,4 +1,4 @@
-"""The opcode registry (rrsplice.isa): the whole PTX ISA instruction index has def/use roles
+"""The opcode registry (rrsplice.ptx.isa): the whole PTX ISA instruction index has def/use roles
 and the other per-opcode facts, and the analyses read them from there."""
 
 from __future__ import annotations
@@ -9,9 +9,9 @@ from pathlib import Path
 import pytest
 
 from rrsplice import parse
-from rrsplice.isa import (ADDRESS_ARITH, INT_EVAL, PURE, REGISTRY, TERMINATORS, info,
+from rrsplice.ptx.isa import (ADDRESS_ARITH, INT_EVAL, PURE, REGISTRY, TERMINATORS, info,
                           memory_effect, state_space)
-from rrsplice.semantics import def_use, uncovered
+from rrsplice.analysis.semantics import def_use, uncovered
 
 ROOT = Path(__file__).resolve().parent.parent
 CONFORMANCE = ROOT / "corpus_fixtures" / "conformance"

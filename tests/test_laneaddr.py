@@ -1,11 +1,11 @@
-"""Per-lane load addresses as linear forms in the thread ids (rrsplice.laneaddr)."""
+"""Per-lane load addresses as linear forms in the thread ids (rrsplice.analysis.laneaddr)."""
 
 from __future__ import annotations
 
 from rrsplice import parse
-from rrsplice.dataflow import analyze
-from rrsplice.laneaddr import loaded_from, weight_load
-from rrsplice.paramroles import ParamRef, name_weight, weight_param
+from rrsplice.analysis.dataflow import analyze
+from rrsplice.analysis.laneaddr import loaded_from, weight_load
+from rrsplice.analysis.paramroles import ParamRef, name_weight, weight_param
 
 SRC = """.version 8.7
 .target sm_89

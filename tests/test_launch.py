@@ -1,4 +1,4 @@
-"""Launch descriptions (rrsplice.launch) and the occupancy report of a kernel launched with
+"""Launch descriptions (rrsplice.workflow.launch) and the occupancy report of a kernel launched with
 dynamic shared memory (`.extern .shared`), which ptxas -v cannot see."""
 
 from __future__ import annotations
@@ -9,8 +9,8 @@ import pytest
 from click.testing import CliRunner
 
 from rrsplice.cli import main
-from rrsplice.launch import LaunchError, load_launch, parse_launch
-from rrsplice.occupancy import blocks_per_sm, shared_limits
+from rrsplice.workflow.launch import LaunchError, load_launch, parse_launch
+from rrsplice.analysis.occupancy import blocks_per_sm, shared_limits
 
 from conftest import FIXTURES
 
@@ -99,7 +99,7 @@ def test_shared_limits_at_the_48_KiB_default_and_the_arch_maximum():
 
 @pytest.mark.slow
 def test_occupancy_counts_the_launch_dynamic_shared_memory(tmp_path, ptxas_path):
-    from rrsplice.scaffold import new_recipe
+    from rrsplice.workflow.scaffold import new_recipe
     res = new_recipe("dyn", DYN, DYN_RANGE, abi="scratch", out=tmp_path / "dyn.py",
                      launch=DYN_LAUNCH)
     own = res.own_scratch

@@ -13,7 +13,7 @@ import pytest
 
 from rrsplice import parse
 from rrsplice.lift import lift_region
-from rrsplice.recipe import load_recipe
+from rrsplice.workflow.recipe import load_recipe
 
 from conftest import ROOT
 from lift_host import build, run
@@ -58,7 +58,7 @@ def _prologue_slice(fn, first: int, regs: list) -> list:
     """The statements before the region that compute `regs` (their backward slice, in
     program order; the prologue is straight-line code). Texture fetches are left out:
     what they define is given random values like every other input."""
-    from rrsplice.semantics import def_use
+    from rrsplice.analysis.semantics import def_use
     before = fn.statements[:first - 1]
     assert not any(st.base in ("bra", "brx") for st in before)
     du = {st.index: def_use(st) for st in before}

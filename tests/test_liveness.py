@@ -13,10 +13,10 @@ from pathlib import Path
 import pytest
 
 from rrsplice import parse
-from rrsplice.dataflow import FunctionAnalysis, analyze
-from rrsplice.errors import ParseError
-from rrsplice.select import StatementRange, lines_to_range
-from rrsplice.semantics import register_sort_key
+from rrsplice.analysis.dataflow import FunctionAnalysis, analyze
+from rrsplice.ptx.errors import ParseError
+from rrsplice.ptx.select import StatementRange, lines_to_range
+from rrsplice.analysis.semantics import register_sort_key
 
 ROOT = Path(__file__).resolve().parent.parent
 FIX = ROOT / "corpus_fixtures"
@@ -380,7 +380,7 @@ def test_cli_liveness_errors_exit_2_without_traceback(args, needle, cache_env):
 # ---------------------------------------------------------------- the cache
 
 def test_cache_round_trip_corruption_and_opt_out(tmp_path, monkeypatch):
-    from rrsplice import cache
+    from rrsplice.infra import cache
     monkeypatch.setenv("RRSPLICE_CACHE_DIR", str(tmp_path / "c"))
     monkeypatch.delenv("RRSPLICE_NO_CACHE", raising=False)
     src = tmp_path / "m.ptx"
@@ -434,7 +434,7 @@ def test_cache_round_trip_corruption_and_opt_out(tmp_path, monkeypatch):
 
 
 def test_cache_dir_defaults_to_the_user_cache(monkeypatch):
-    from rrsplice import cache
+    from rrsplice.infra import cache
     monkeypatch.delenv("RRSPLICE_CACHE_DIR", raising=False)
     import platformdirs
     assert cache.cache_dir() == Path(platformdirs.user_cache_dir("rrsplice"))
@@ -467,7 +467,7 @@ def test_call_block_values_flow_through_param_slots(cache_env):
 def test_one_process_loads_each_model_once_and_never_a_stale_one(tmp_path, monkeypatch):
     """`load_module` keeps the last few models: a hook or `apply --all` checking many
     recipes of one kernel unpickles it once, and its analyses stay with it."""
-    from rrsplice import cache
+    from rrsplice.infra import cache
     monkeypatch.setenv("RRSPLICE_CACHE_DIR", str(tmp_path / "c"))
     monkeypatch.delenv("RRSPLICE_NO_CACHE", raising=False)
     text = (FIX / "small" / "cfg_loops.ptx").read_bytes()

@@ -14,8 +14,8 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from rrsplice import parse
-from rrsplice.dataflow import FunctionAnalysis
-from rrsplice.select import StatementRange
+from rrsplice.analysis.dataflow import FunctionAnalysis
+from rrsplice.ptx.select import StatementRange
 
 R = ["%r1", "%r2", "%r3", "%r4"]
 RD = ["%rd1", "%rd2"]

@@ -8,8 +8,8 @@ from click.testing import CliRunner
 
 import rrsplice
 from rrsplice.cli import main
-from rrsplice.dataflow import analyze
-from rrsplice.select import lines_to_range
+from rrsplice.analysis.dataflow import analyze
+from rrsplice.ptx.select import lines_to_range
 
 from conftest import FIXTURES
 

@@ -1,6 +1,6 @@
 """Cuts around nvcc loops whose exits leave the region (corpus_fixtures/loops/): a branch to
 the statement after the region is the body's return; other exit targets come back as an
-exit index the call text dispatches on (rrsplice.exits)."""
+exit index the call text dispatches on (rrsplice.analysis.exits)."""
 
 from __future__ import annotations
 
@@ -15,11 +15,11 @@ import pytest
 
 from rrsplice import parse
 from rrsplice.check import check_recipe
-from rrsplice.exits import read_dispatch, region_exits, return_labels
+from rrsplice.analysis.exits import read_dispatch, region_exits, return_labels
 from rrsplice.outline import OutlineError, outline_recipe
-from rrsplice.recipe import load_recipe
-from rrsplice.select import StatementRange
-from rrsplice.splice import apply
+from rrsplice.workflow.recipe import load_recipe
+from rrsplice.ptx.select import StatementRange
+from rrsplice.workflow.splice import apply
 
 ROOT = Path(__file__).resolve().parent.parent
 LOOPS = ROOT / "corpus_fixtures" / "loops" / "loops_sm90.ptx"
@@ -147,7 +147,7 @@ def test_read_dispatch_pairs_and_errors():
 
 
 def test_scratch_abi_delivers_the_exit_index_through_the_scratch_slot(tmp_path):
-    from rrsplice.scaffold import new_recipe
+    from rrsplice.workflow.scaffold import new_recipe
     path = tmp_path / "search_scratch.py"
     new_recipe("search_scratch", LOOPS, "s17-s42", abi="scratch", entry="search", out=path)
     src = path.read_text()
@@ -191,7 +191,7 @@ $L1:
 
 
 def test_a_head_label_entered_from_outside_stays_in_front_of_the_call(tmp_path):
-    from rrsplice.scaffold import new_recipe
+    from rrsplice.workflow.scaffold import new_recipe
     mod = tmp_path / "k.ptx"
     mod.write_text(HEAD_ENTERED)
     path = tmp_path / "head.py"

@@ -9,7 +9,7 @@ from click.testing import CliRunner
 from rrsplice.check.facts import Facts
 from rrsplice.cli import main
 from rrsplice.cli.findings import facts_grid
-from rrsplice.words import count
+from rrsplice.infra.words import count
 
 from conftest import RECIPES
 

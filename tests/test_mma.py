@@ -10,9 +10,9 @@ import pytest
 from click.testing import CliRunner
 
 from rrsplice.cli import main
-from rrsplice.dataflow import analyze
-from rrsplice.mma import chains, find_mma, opcode_family, phases
-from rrsplice.parser import parse
+from rrsplice.analysis.dataflow import analyze
+from rrsplice.analysis.mma import chains, find_mma, opcode_family, phases
+from rrsplice.ptx.parser import parse
 
 ROOT = Path(__file__).resolve().parent.parent
 FIX = ROOT / "corpus_fixtures"

@@ -7,8 +7,8 @@ from __future__ import annotations
 import pytest
 
 import rrsplice
-from rrsplice.errors import ParseError
-from rrsplice.model import (Address, Element, Imm, Negated, Offset, PredPair, Reg, Sink, Symbol,
+from rrsplice.ptx.errors import ParseError
+from rrsplice.ptx.model import (Address, Element, Imm, Negated, Offset, PredPair, Reg, Sink, Symbol,
                             Vector)
 
 HEAD = ".version 9.0\n.target sm_90\n.address_size 64\n"
@@ -154,7 +154,7 @@ def test_declaration_attributes_pointer_params_and_alternate_types():
 def test_def_use_of_elements_and_offsets():
     """A write to one element keeps the rest of the vector (a use, no kill); `%rd2+4`
     outside brackets reads %rd2."""
-    from rrsplice.semantics import def_use
+    from rrsplice.analysis.semantics import def_use
     fn = _module(".reg .v4 .b32 quad;\nmov.u64 %rd1, 8;\nmov.u64 %rd2, %rd1+4;\n"
                  "mov.b32 quad.x, %r1;\nadd.u32 %r2, quad.x, quad.w;\n"
                  "mov.v4.b32 quad, {%r1, %r1, %r1, %r1};").functions[0]

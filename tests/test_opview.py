@@ -1,4 +1,4 @@
-"""The PTX type table (rrsplice.isa.TYPES) and the typed opcode view (Statement.view),
+"""The PTX type table (rrsplice.ptx.isa.TYPES) and the typed opcode view (Statement.view),
 checked against facts of the PTX ISA 9.0 written out here: section 5.2 "Types" for the
 table, the instruction syntax lines of chapter 9 for the view."""
 
@@ -9,8 +9,8 @@ import textwrap
 import pytest
 
 from rrsplice import parse
-from rrsplice.isa import TYPES, ptx_type
-from rrsplice.model import Decl
+from rrsplice.ptx.isa import TYPES, ptx_type
+from rrsplice.ptx.model import Decl
 
 # (name, kind, bits, lanes, bytes) -- PTX ISA 5.2.1 (fundamental types), 5.2.3 (alternate
 # floating-point formats), 5.2.4 (packed types)

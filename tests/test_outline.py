@@ -14,8 +14,8 @@ import textwrap
 import pytest
 
 from rrsplice.outline import OutlineError, build_outline, outline, parse_call
-from rrsplice.parser import parse
-from rrsplice.select import StatementRange
+from rrsplice.ptx.parser import parse
+from rrsplice.ptx.select import StatementRange
 
 # A kernel with a weight image (%rd3, also read inside the region), a loop, a demoted .shared
 # array used through `mov.u32 %r8, smem`, a scoped block and three values read after s24.

@@ -19,8 +19,8 @@ import random
 from hypothesis import HealthCheck, given, settings, strategies as st
 
 from rrsplice.outline import OutlineError, build_outline
-from rrsplice.parser import parse
-from rrsplice.select import StatementRange
+from rrsplice.ptx.parser import parse
+from rrsplice.ptx.select import StatementRange
 
 from ptx_interp import Machine, run
 

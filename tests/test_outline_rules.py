@@ -10,12 +10,12 @@ from __future__ import annotations
 
 import pytest
 
-from rrsplice.emit import emit
+from rrsplice.ptx.emit import emit
 from rrsplice.outline import OutlineError, build_outline
-from rrsplice.parser import parse
+from rrsplice.ptx.parser import parse
 from rrsplice.rewrite.rules import FirstMatch, Replacement, RewritePlan, StatementRule
 from rrsplice.rewrite.user import UserRule
-from rrsplice.select import StatementRange
+from rrsplice.ptx.select import StatementRange
 
 from test_bites_outline import kernel
 from test_outline_oracle import HEAD
@@ -144,7 +144,7 @@ def test_a_branch_out_of_the_region_is_retargeted_by_a_rule_of_the_same_plan():
     body's exit label, only the label's characters changed (comment and spacing kept); the
     rule's replacement sits in the plan next to the outliner's other rules."""
     from rrsplice.outline.body import _context, _region_rewrites
-    from rrsplice.outline.exits import ExitBranches
+    from rrsplice.outline.exit_branches import ExitBranches
     region = ["add.s32 %r6, %r1, 1;", "setp.gt.s32 %p1, %r1, 3;",
               "@%p1  bra   $L_after;  // leave early", "add.s32 %r6, %r6, 1;"]
     mod, fn, rng, call, ext = kernel(["add.s32 %r1, %r1, 0;"], region + ["$L_after:"],

@@ -8,10 +8,10 @@ import re
 import pytest
 
 from rrsplice.check import check_recipe
-from rrsplice.recipe import load_recipe
-from rrsplice.scaffold import new_recipe
-from rrsplice.splice import apply
-from rrsplice.tools import ptxas
+from rrsplice.workflow.recipe import load_recipe
+from rrsplice.workflow.scaffold import new_recipe
+from rrsplice.workflow.splice import apply
+from rrsplice.infra.tools import ptxas
 
 from conftest import FIXTURES
 
@@ -57,7 +57,7 @@ def test_a_dead_array_that_fits_is_still_preferred(tmp_path):
 
 def test_named_scratch_that_does_not_fit_still_fails(tmp_path):
     import pytest
-    from rrsplice.scaffold import ScaffoldError
+    from rrsplice.workflow.scaffold import ScaffoldError
     with pytest.raises(ScaffoldError):
         new_recipe("t_p1b", TINY, "s342-s405", abi="scratch", scratch="nope",
                    out=tmp_path / "x.py", occupancy=False)

@@ -11,7 +11,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from rrsplice import Address, Imm, ParenList, ParseError, PredPair, Reg, Symbol, Vector, emit, parse
-from rrsplice.model import Negated
+from rrsplice.ptx.model import Negated
 
 ROOT = Path(__file__).resolve().parent.parent
 SMALL = ROOT / "corpus_fixtures" / "small"

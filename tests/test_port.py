@@ -16,8 +16,8 @@ from click.testing import CliRunner
 
 from rrsplice.check import check_recipe
 from rrsplice.cli import main
-from rrsplice.port import PortError, port_recipe
-from rrsplice.recipe import BUNDLED_CORPUS, load_recipe
+from rrsplice.workflow.port import PortError, port_recipe
+from rrsplice.workflow.recipe import BUNDLED_CORPUS, load_recipe
 
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT / "scripts"))
@@ -129,7 +129,7 @@ def test_family_rewrite_only_recipe_is_repointed(tmp_path):
     p = tmp_path / "fam.py"
     p.write_text("def recipe():\n    return dict(file='swin_tiny_mvhi_hdr_sm89.ptx', "
                  "sust=True, entries=r'rrswin_tiny_mv(hi|lo)_hdr_kernel')\n")
-    from rrsplice.family import apply_family
+    from rrsplice.workflow.family import apply_family
     rows = apply_family(p, corpus, out=tmp_path / "o", jobs=1)
     assert [(r.entry, r.status, r.how, r.rewrites) for r in rows] == [
         (entry("mvhi_hdr"), "ok", "as written", {"sust.v4b16": 1}),
@@ -138,7 +138,7 @@ def test_family_rewrite_only_recipe_is_repointed(tmp_path):
 
 @pytest.mark.slow
 def test_hook_applies_a_family_and_reports_the_refused(tmp_path):
-    from rrsplice.hook import HookError, apply_family_recipe
+    from rrsplice.workflow.hook import HookError, apply_family_recipe
     corpus = tmp_path / "corpus"
     corpus.mkdir()
     for v in ("mvhi_hdr", "mvlo_ldr"):

@@ -10,8 +10,8 @@ import re
 
 import pytest
 
-from rrsplice.port import PortError, port_recipe
-from rrsplice.scaffold import new_recipe
+from rrsplice.workflow.port import PortError, port_recipe
+from rrsplice.workflow.scaffold import new_recipe
 
 HEAD = """.version 8.0
 .target sm_89

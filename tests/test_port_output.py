@@ -14,7 +14,7 @@ from click.testing import CliRunner
 
 from rrsplice.check import check_recipe
 from rrsplice.cli import main
-from rrsplice.recipe import load_recipe
+from rrsplice.workflow.recipe import load_recipe
 
 from conftest import FIXTURES, RECIPES
 

@@ -9,13 +9,13 @@ import pytest
 from click.testing import CliRunner
 
 from rrsplice.cli import main
-from rrsplice.dataflow import analyze
-from rrsplice.mma import phases
-from rrsplice.parser import parse
-from rrsplice.provenance import (Const, Load, Param, ParamBlock, SharedAddr, Special, Unknown,
+from rrsplice.analysis.dataflow import analyze
+from rrsplice.analysis.mma import phases
+from rrsplice.ptx.parser import parse
+from rrsplice.analysis.provenance import (Const, Load, Param, ParamBlock, SharedAddr, Special, Unknown,
                                  WeightImage, classify_live_in, def_value, symbol_uses,
                                  value_of, weight_offset)
-from rrsplice.select import StatementRange
+from rrsplice.ptx.select import StatementRange
 
 from test_mma import A_REGS, C_REGS, DEC1, DEC1_A, DEC1_SEEDS, DEC2, SMALL, body, need
 
@@ -25,7 +25,7 @@ SCRATCH2 = "_ZZ33cuda_dldn_engine_swin_dec2_kernel33DldnEngineSwinEncParamsStruc
 def fa_of(text: str):
     """The snippets have no mma, so provenance finds no weight pointer: name the DLSS one,
     as a recipe's W_PARAM = "+40" does."""
-    from rrsplice.paramroles import name_weight, parse_ref, weight_param
+    from rrsplice.analysis.paramroles import name_weight, parse_ref, weight_param
     fn = parse(body(text).encode(), filename="t.ptx").functions[0]
     fa = analyze(fn)
     if weight_param(fa) is None and fn.params:

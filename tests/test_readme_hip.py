@@ -12,7 +12,7 @@ import subprocess
 import pytest
 
 from rrsplice.body import new_body
-from rrsplice.scaffold import new_recipe
+from rrsplice.workflow.scaffold import new_recipe
 
 from conftest import FIXTURES, ROOT
 

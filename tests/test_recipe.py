@@ -11,9 +11,9 @@ from pathlib import Path
 
 import pytest
 
-from rrsplice.recipe import (BUNDLED_CORPUS, ModuleNotFound, RecipeError, load_recipe,
+from rrsplice.workflow.recipe import (BUNDLED_CORPUS, ModuleNotFound, RecipeError, load_recipe,
                              resolve_module)
-from rrsplice.splice import apply
+from rrsplice.workflow.splice import apply
 
 ROOT = Path(__file__).resolve().parent.parent
 BAD = ROOT / "tests" / "recipes_bad"

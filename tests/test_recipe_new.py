@@ -10,7 +10,7 @@ from click.testing import CliRunner
 
 from rrsplice.check import CheckFailed
 from rrsplice.cli import main
-from rrsplice.scaffold import new_recipe
+from rrsplice.workflow.scaffold import new_recipe
 
 from conftest import FIXTURES
 
@@ -52,7 +52,7 @@ def test_a_clean_recipe_is_written_with_its_module_reference_for_its_place(tmp_p
     # the trial copy lies elsewhere: the written recipe must still name the module relative
     # to where it is written, and check clean there
     from rrsplice.check import check_recipe
-    from rrsplice.recipe import load_recipe
+    from rrsplice.workflow.recipe import load_recipe
     d = tmp_path / "deep" / "er"
     res = new_recipe("sc", SCOPES, "s4-s7", abi="param", out=d / "sc.py")
     rec = load_recipe(res.path)

@@ -142,7 +142,7 @@ def test_chdir_in_a_recipe_does_not_move_relative_paths(tmp_path):
 
 
 def test_the_recipe_never_runs_in_rrsplices_process(tmp_path):
-    from rrsplice.recipe import load_recipe
+    from rrsplice.workflow.recipe import load_recipe
     r = project(tmp_path, "import os\nPID = os.getpid()\n"
                 "def recipe():\n    return dict(file='m.ptx', entry=str(os.getpid()))\n")
     rec = load_recipe(r)
@@ -151,7 +151,7 @@ def test_the_recipe_never_runs_in_rrsplices_process(tmp_path):
 
 
 def test_functions_of_a_recipe_are_called_in_its_process(tmp_path):
-    from rrsplice.recipe import load_recipe
+    from rrsplice.workflow.recipe import load_recipe
     r = project(tmp_path, "import os\ndef recipe():\n    return dict(file='m.ptx', "
                 "debug=(84, ['%r1']), debug_block=lambda regs: '// %d %s' % (os.getpid(), "
                 "regs))\n")
@@ -190,7 +190,7 @@ def test_hostile_values_are_clean_errors_naming_the_recipe_and_key(tmp_path, cas
 
 @pytest.mark.parametrize("case", sorted(HOSTILE))
 def test_the_hook_raises_hook_error_for_hostile_values(tmp_path, case):
-    from rrsplice.hook import HookError, apply_recipe
+    from rrsplice.workflow.hook import HookError, apply_recipe
     r = project(tmp_path, HOSTILE[case][0])
     with pytest.raises(HookError) as ei:
         apply_recipe(r, corpus=tmp_path, out=tmp_path / "o.ptx")

@@ -1,4 +1,4 @@
-"""The one region analysis (rrsplice.regions.Region) that `check` and `outline` share: its
+"""The one region analysis (rrsplice.analysis.regions.Region) that `check` and `outline` share: its
 boundary edges, classified, on a kernel whose control flow is read off by hand; and, over
 every statement range of kernels with loops, branch tables and exits, `check`'s control
 findings and `outline`'s refusals agree ("check passes => outline accepts")."""
@@ -10,11 +10,11 @@ from pathlib import Path
 import pytest
 
 from rrsplice.check.core import _check_control
-from rrsplice.dataflow import FunctionAnalysis
-from rrsplice.exits import return_labels
+from rrsplice.analysis.dataflow import FunctionAnalysis
+from rrsplice.analysis.exits import return_labels
 from rrsplice.outline import OutlineError, region_needs
-from rrsplice.parser import parse
-from rrsplice.select import StatementRange
+from rrsplice.ptx.parser import parse
+from rrsplice.ptx.select import StatementRange
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -60,7 +60,7 @@ def _fa(text=BRX):
 
 
 def Region(*args):
-    from rrsplice.regions import Region as _Region      # imported here: the agreement
+    from rrsplice.analysis.regions import Region as _Region      # imported here: the agreement
     return _Region(*args)                                 # tests run on any checkout
 
 

@@ -11,12 +11,12 @@ from pathlib import Path
 import pytest
 
 from rrsplice.check import CheckFailed, check_recipe
-from rrsplice.parser import parse_bytes
-from rrsplice.recipe import BUNDLED_CORPUS, RecipeError, load_recipe
+from rrsplice.ptx.parser import parse_bytes
+from rrsplice.workflow.recipe import BUNDLED_CORPUS, RecipeError, load_recipe
 from rrsplice.rewrite import RzRoundRule, SustRule, plan_rewrites
 from rrsplice.rewrite.sust import SUST_KINDS, reference_bodies
-from rrsplice.splice import apply
-from rrsplice.tools import ptxas
+from rrsplice.workflow.splice import apply
+from rrsplice.infra.tools import ptxas
 
 ROOT = Path(__file__).resolve().parent.parent
 SURFACE = BUNDLED_CORPUS / "surface_round_sm89.ptx"
@@ -90,7 +90,7 @@ def test_sust_every_kind_on_hand_written_statements(tmp_path, ptxas_path):
 
 
 def _emit(m, plan) -> bytes:
-    from rrsplice.emit import emit
+    from rrsplice.ptx.emit import emit
     return emit(m, plan.edits(m))
 
 
@@ -359,15 +359,15 @@ def test_outline_applies_the_rewrites_to_the_region(tmp_path, ptxas_path, nvlink
     """A cut over the surface stores and the roundf idioms with sust=True, rz_round=True:
     `apply` leaves the region alone (the cut removes it), the outlined body's copy of the
     region gets the same rewrites, and the two link."""
-    from rrsplice.verify import verify
+    from rrsplice.workflow.verify import verify
     m = load_recipe(ROOT / "recipes" / "zluda_surface_round.py")
     lines = SURFACE.read_text().splitlines()
     # from the first copysign to the last statement before the rounded-value store's guard
     first = next(i for i, ln in enumerate(lines, 1) if "copysign.f32" in ln)
     last = next(i for i, ln in enumerate(lines, 1) if "sust.p.2d" in ln)
     assert m.sust is True and first < last
-    from rrsplice.scaffold import new_recipe
-    from rrsplice.parser import parse
+    from rrsplice.workflow.scaffold import new_recipe
+    from rrsplice.ptx.parser import parse
     fn = next(f for f in parse(SURFACE).functions if f.name == "rrsurf_round_kernel")
     a = next(s for s in fn.statements if s.line >= first)
     b = [s for s in fn.statements if s.end_line <= last][-1]

@@ -16,8 +16,8 @@ from fractions import Fraction
 import numpy as np
 import pytest
 
-from rrsplice.emit import emit
-from rrsplice.parser import parse_bytes
+from rrsplice.ptx.emit import emit
+from rrsplice.ptx.parser import parse_bytes
 from rrsplice.rewrite.rules import plan_rewrites
 from rrsplice.rewrite.rz_round import RzRoundRule
 

@@ -11,7 +11,7 @@ import pytest
 import rrsplice
 from rrsplice import (Address, Imm, LabelledDirective, ParenList, PredPair, Reg, Sink, Symbol,
                       Vector, emit, parse)
-from rrsplice.operands import _OPCODE, _slow_operands
+from rrsplice.ptx.operands import _OPCODE, _slow_operands
 
 ROOT = Path(__file__).resolve().parent.parent
 FIXTURES = ROOT / "corpus_fixtures"

@@ -33,7 +33,7 @@ def test_recurring_instruction_text_shares_its_parse():
 
 
 def test_big_module_is_stored_on_its_second_parse(tmp_path, monkeypatch):
-    from rrsplice import cache
+    from rrsplice.infra import cache
     monkeypatch.setenv("RRSPLICE_CACHE_DIR", str(tmp_path / "c"))
     monkeypatch.delenv("RRSPLICE_NO_CACHE", raising=False)
     monkeypatch.setattr(cache, "STORE_AT_ONCE_LINES", 10)
@@ -48,14 +48,14 @@ def test_big_module_is_stored_on_its_second_parse(tmp_path, monkeypatch):
     cache.load_module(src)
     assert entry.is_file() and not seen.exists()      # second parse: stored
     cache.forget_loaded()
-    monkeypatch.setattr("rrsplice.parser.parse_bytes",
+    monkeypatch.setattr("rrsplice.ptx.parser.parse_bytes",
                         lambda *a, **k: (_ for _ in ()).throw(AssertionError("parsed again")))
     assert cache.load_module(src).functions[0].name == "cfg_loops"   # third: from the cache
     assert cache.clear() == 1 and not entry.exists()
 
 
 def test_small_module_is_stored_at_once(tmp_path, monkeypatch):
-    from rrsplice import cache
+    from rrsplice.infra import cache
     monkeypatch.setenv("RRSPLICE_CACHE_DIR", str(tmp_path / "c"))
     monkeypatch.delenv("RRSPLICE_NO_CACHE", raising=False)
     src = tmp_path / "m.ptx"

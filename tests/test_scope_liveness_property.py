@@ -6,7 +6,7 @@ The ground truth is written by the generator beside each instruction: it keeps i
 scope environment (name -> the register that name means here) while it writes the text, so
 every instruction carries the *identities* it reads, writes and kills. A register declared
 in a nested block is identified as `NAME@B<k>`, k counting the blocks that declare registers
-in the order the generator writes them (the key format is rrsplice.scopes').
+in the order the generator writes them (the key format is rrsplice.ptx.scopes').
 Only the parser is shared with the code under test.
 """
 
@@ -21,8 +21,8 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from rrsplice import parse
-from rrsplice.dataflow import FunctionAnalysis
-from rrsplice.select import StatementRange
+from rrsplice.analysis.dataflow import FunctionAnalysis
+from rrsplice.ptx.select import StatementRange
 from test_liveness_property import Reference   # the brute-force path search
 
 HEADER = [".version 8.7", ".target sm_90", ".address_size 64", "",

@@ -16,10 +16,10 @@ from rrsplice import parse
 from rrsplice.check import check_recipe
 from rrsplice.check.scope import _check_scoped_crossing
 from rrsplice.cli import main
-from rrsplice.dataflow import FunctionAnalysis
+from rrsplice.analysis.dataflow import FunctionAnalysis
 from rrsplice.outline import outline_recipe
-from rrsplice.scopes import is_scoped, source_name
-from rrsplice.select import StatementRange
+from rrsplice.ptx.scopes import is_scoped, source_name
+from rrsplice.ptx.select import StatementRange
 
 ROOT = Path(__file__).resolve().parent.parent
 SCOPES = ROOT / "corpus_fixtures" / "small" / "scopes.ptx"
@@ -142,7 +142,7 @@ LAB_WAIT:
 
 
 def test_labels_are_local_to_their_block():
-    from rrsplice.cfg import build_cfg
+    from rrsplice.analysis.cfg import build_cfg
     fn = parse(TWO_WAITS).functions[0]
     cfg = build_cfg(fn)
     assert not cfg.unresolved
@@ -161,7 +161,7 @@ def test_labels_are_local_to_their_block():
 
 
 def test_inline_asm_retry_loops_of_the_conformance_corpus_resolve_to_their_own_block():
-    from rrsplice.cfg import build_cfg
+    from rrsplice.analysis.cfg import build_cfg
     path = ROOT / "corpus_fixtures" / "conformance" / "nvcc" / "hopper_sm_90a.ptx"
     for fn in parse(path).functions:
         cfg = build_cfg(fn)

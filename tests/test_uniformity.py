@@ -13,10 +13,10 @@ from click.testing import CliRunner
 import rrsplice
 from rrsplice.check import CheckFailed, check_recipe
 from rrsplice.cli import main
-from rrsplice.dataflow import analyze
-from rrsplice.scaffold import new_recipe
-from rrsplice.select import lines_to_range
-from rrsplice.uniformity import uniformity
+from rrsplice.analysis.dataflow import analyze
+from rrsplice.workflow.scaffold import new_recipe
+from rrsplice.ptx.select import lines_to_range
+from rrsplice.analysis.uniformity import uniformity
 
 from conftest import FIXTURES, RECIPES
 
@@ -140,7 +140,7 @@ def test_repository_cuts_are_reached_in_uniform_control_flow(recipe):
 
 
 def test_uniform_sources_are_a_table():
-    from rrsplice.uniformity import UNIFORM_SPECIALS
+    from rrsplice.analysis.uniformity import UNIFORM_SPECIALS
     assert {"%ctaid", "%nctaid", "%ntid"} <= UNIFORM_SPECIALS
     assert not {"%tid", "%laneid", "%clock", "%warpid", "%smid"} & UNIFORM_SPECIALS
 

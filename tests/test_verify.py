@@ -17,8 +17,8 @@ from click.testing import CliRunner
 
 from rrsplice.check import CheckFailed
 from rrsplice.cli import main
-from rrsplice.arch import ArchError
-from rrsplice.verify import verify
+from rrsplice.infra.arch import ArchError
+from rrsplice.workflow.verify import verify
 
 from test_outline import CALL_PARAM, CALL_SCRATCH, EXTERN_PARAM, EXTERN_SCRATCH, K1
 
@@ -47,7 +47,7 @@ def _recipe(tmp_path: Path, call: str, extern: str, name: str = "k1_recipe",
 
 
 def _arch_of(recipe: Path) -> str:
-    from rrsplice.recipe import load_recipe, resolve_module
+    from rrsplice.workflow.recipe import load_recipe, resolve_module
     path, _ = resolve_module(load_recipe(recipe))
     m = re.search(rb"^\.target\s+(sm_\d+)", path.read_bytes(), re.M)
     return m.group(1).decode()
@@ -184,7 +184,7 @@ def test_original_and_linked_figures_come_from_one_tool(tmp_path, ptxas_path, nv
     """On sm_90 nvlink -v counts 1 KiB of shared memory per block that ptxas -v does not:
     the original and the linked kernel are both nvlink -v's, so a splice that declares no
     shared memory shows +0, and the call ABI's stack is the linked frame's."""
-    from rrsplice.tools import ptxas
+    from rrsplice.infra.tools import ptxas
     rec = _recipe(tmp_path, CALL_SCRATCH, EXTERN_SCRATCH)
     res = verify(rec, "sm_90", keep=tmp_path / "out")
     assert res.ok, [s.to_json() for s in res.steps]

@@ -59,7 +59,7 @@ def _isa_pack(A, B, C):
 def test_interpreter_mma_is_the_exact_model_in_isa_placement():
     from block_interp import block_machines, run_block
 
-    from rrsplice.parser import parse_bytes
+    from rrsplice.ptx.parser import parse_bytes
     src = (".version 8.7\n.target sm_89\n.address_size 64\n.visible .entry k()\n{\n"
            ".reg .b32 %r<12>;\nmma.sync.aligned.m16n8k32.row.col.f16.e4m3.e4m3.f16 {%r10, %r11}, "
            "{%r0, %r1, %r2, %r3}, {%r4, %r5}, {%r6, %r7};\nret;\n}\n")

@@ -49,7 +49,7 @@ def new_body(recipe, lang: str = "cuda", out=None, corpus=None,
     `rr_mma.h` beside it, atomically; nothing is written when planning fails. `mma` (HIP
     only): "wmma" (the default, the gfx12 WMMA program) or "scalar" (the portable fallback);
     CUDA always uses mma.sync."""
-    from ..fsutil import check_output, write_atomic
+    from ..infra.fsutil import check_output, write_atomic
     mma = mma_mode(lang, mma)
     plan = plan_body(recipe, corpus)
     body = Path(out) if out else Path(plan.recipe).with_name(

@@ -13,8 +13,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Optional
 
-from ..errors import RRSpliceError
-from ..model import Address, ParenList, Reg, Symbol
+from ..ptx.errors import RRSpliceError
+from ..ptx.model import Address, ParenList, Reg, Symbol
 
 
 class BodyError(RRSpliceError):
@@ -30,7 +30,7 @@ class Arg:
     reg: Optional[str]        # the register the call text passes (None: an address)
     symbol: Optional[str] = None      # the .shared array whose address is passed
     role: str = "other"       # "A" | "B" | "C" | "scratch" | "shared" | "other"
-    frag: object = None       # rrsplice.fragmap.FragReg for A/B/C
+    frag: object = None       # rrsplice.fragments.fragmap.FragReg for A/B/C
     ptx_name: str = ""        # the .extern's parameter name
 
     @property
@@ -65,7 +65,7 @@ class BodyPlan:
     function: str
     callee: str
     region: str
-    phase: object             # rrsplice.mma.Phase
+    phase: object             # rrsplice.analysis.mma.Phase
     args: list
     steps: list
     rets: list
@@ -77,7 +77,7 @@ class BodyPlan:
     barrier: bool
     warps: int                # warps per block the image array is sized for
     threads: Optional[int]
-    layouts: dict             # "A".."D" -> rrsplice.fraglayout.Layout
+    layouts: dict             # "A".."D" -> rrsplice.fragments.layout.Layout
     image_in_scratch: bool = False    # the image overlays the warp's own return slots
     notes: list = field(default_factory=list)
 
@@ -87,11 +87,11 @@ class BodyPlan:
 
 def plan_body(recipe, corpus=None) -> BodyPlan:
     """Read everything `body new` needs from `recipe` (a path or Recipe)."""
-    from ..cache import load_analysis
+    from ..infra.cache import load_analysis
     from ..check import check_recipe
     from ..check.scratch import _scratch_stride, block_threads
-    from ..fragmap import phase_map
-    from ..mma import phases
+    from ..fragments.fragmap import phase_map
+    from ..analysis.mma import phases
     rep = check_recipe(recipe, corpus, target="zluda")
     rec = rep.recipe
     if rep.errors:

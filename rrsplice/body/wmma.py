@@ -23,7 +23,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from .. import rdna4_layout as rl
+from ..fragments import rdna4_layout as rl
 from .plan import BodyError, BodyPlan
 
 

@@ -3,9 +3,9 @@ them (through the model cache)."""
 
 from __future__ import annotations
 
-from ..cache import load_analysis, remember_module_fact
-from ..dataflow import analyze
-from ..model import Function, Module
+from ..infra.cache import load_analysis, remember_module_fact
+from ..analysis.dataflow import analyze
+from ..ptx.model import Function, Module
 from .report import Report
 
 # the code whose results `_memo` keeps: a change to any of it invalidates them

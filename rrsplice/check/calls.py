@@ -6,9 +6,9 @@ from __future__ import annotations
 import re
 from typing import Optional
 
-from ..model import Function, ParenList, Reg, Statement, Symbol
+from ..ptx.model import Function, ParenList, Reg, Statement, Symbol
 from .report import Report
-from ..scopes import bind_outer, shadows_at
+from ..ptx.scopes import bind_outer, shadows_at
 from .source import _TYPE_SIZE, _function_decl, _short
 from .text import SpliceText, _strip_comments, parse_splice_text, special_operand_uses
 
@@ -37,7 +37,7 @@ def _check_splice_text(rep: Report, text: Optional[str], extern: Optional[str],
     passed, returned, undeclared = [], [], []
     # membership in sets beside the ordered lists: linear in the text's registers
     in_passed, in_returned, in_undeclared = set(), set(), set()
-    from ..semantics import def_use, is_pseudo
+    from ..analysis.semantics import def_use, is_pseudo
     for st in sp.statements:
         du = def_use(st)
         for r in du.uses:

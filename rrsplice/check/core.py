@@ -7,20 +7,20 @@ import re
 from pathlib import Path
 from typing import Optional
 
-from ..model import Function, Module
-from ..recipe import Recipe, load_recipe, resolve_module
-from ..select import SelectionError, StatementRange, lines_to_range
+from ..ptx.model import Function, Module
+from ..workflow.recipe import Recipe, load_recipe, resolve_module
+from ..ptx.select import SelectionError, StatementRange, lines_to_range
 from .analysis import _analyze
 from .calls import _check_applied, _check_splice_text
-from .dataflow import _check_dataflow
+from .flow import _check_dataflow
 from .debug import _check_point
 from .legacy import _check_body, _check_truncate
 from .report import Report
-from .rewrites import check_rewrites
+from .rewrite_checks import check_rewrites
 from .scope import _check_scopes
 from .uniform import _check_uniform
 from .source import _line_text, _region_text
-from ..cache import load_module
+from ..infra.cache import load_module
 from .target import build_target, recipe_for_stage
 from .text import _strip_comments
 
@@ -148,7 +148,7 @@ def _check_region(rep: Report) -> None:
 
 def _dispatched(rep: Report, sp) -> set:
     """Labels the splice text branches to on the callee's exit index, after its call."""
-    from ..exits import read_dispatch
+    from ..analysis.exits import read_dispatch
     if sp is None or sp.fn is None or not sp.calls:
         return set()
     after = sp.statements[sp.statements.index(sp.calls[-1]) + 1:]
@@ -172,7 +172,7 @@ def _check_control(rep: Report, fn: Function, rng: StatementRange,
     front of it) or to labels the splice text dispatches to after its call. A branch from
     outside to the region's first statement (its head label) is an entry only when the
     splice text keeps that label: the cut removes it from the kernel."""
-    from ..regions import region_of
+    from ..analysis.regions import region_of
     region = region_of(_analyze(rep, fn), rng, dispatched)
     stmts = fn.statements
     for e in region.edges:

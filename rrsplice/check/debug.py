@@ -5,8 +5,8 @@ from __future__ import annotations
 import re
 from typing import Optional
 
-from ..model import Function
-from ..recipe import Recipe, RecipeError
+from ..ptx.model import Function
+from ..workflow.recipe import Recipe, RecipeError
 from .analysis import _analyze
 from .calls import _check_splice_text
 from .facts import StageFacts
@@ -86,7 +86,7 @@ def _inside_nested_block(fn: Function, line: int) -> bool:
 def _not_always_defined(rep: Report, fn: Function, index: int, regs: list) -> dict:
     """reg -> reason, for registers that some path from the entry reaches statement
     `index` (inclusive) without an unguarded definition of."""
-    from ..semantics import def_use
+    from ..analysis.semantics import def_use
     fa = _analyze(rep, fn)
     cfg = fa.cfg
     blocks = cfg.blocks
@@ -157,9 +157,9 @@ def debug_param(rec: Recipe, fn: Function, fa=None) -> tuple:
     through: the recipe's (or `--debug-param`'s) ``DEBUG_PARAM`` ("NAME+OFFSET", "+OFFSET",
     a parameter number); else a recipe's ``DEBUG_PARAM_OFFSET`` inside the first parameter;
     else the first pointer the kernel writes through and never reads
-    (rrsplice.paramroles.write_only_pointer). None when there is none: the recipe must name
+    (rrsplice.analysis.paramroles.write_only_pointer). None when there is none: the recipe must name
     one."""
-    from ..paramroles import ParamRef, parse_ref, write_only_pointer
+    from ..analysis.paramroles import ParamRef, parse_ref, write_only_pointer
     named = _const(rec, "DEBUG_PARAM")
     if named is not None:
         try:
@@ -173,7 +173,7 @@ def debug_param(rec: Recipe, fn: Function, fa=None) -> tuple:
         p0 = fn.params[0]
         return ParamRef(p0.name, int(off), p0.byte_size), f"DEBUG_PARAM_OFFSET = {off}"
     if fa is None:
-        from ..cache import load_analysis
+        from ..infra.cache import load_analysis
         fa = load_analysis(fn.module, fn) if fn.module is not None else None
     ref = write_only_pointer(fa) if fa is not None else None
     return ref, ("the first pointer the kernel writes through and never reads"
@@ -184,7 +184,7 @@ def _check_debug_param(rep: Report, rec: Recipe, fn: Function) -> None:
     """The built-in debug block stores through a parameter's pointer: refuse one past the
     parameter's end, or one the kernel reads through (the debug build would change its own
     inputs)."""
-    from ..paramroles import pointer_uses
+    from ..analysis.paramroles import pointer_uses
     fa = _analyze(rep, fn)
     ref, why = debug_param(rec, fn, fa)
     if ref is None:
@@ -224,7 +224,7 @@ def debug_block_text(rec: Recipe, t: Target, fn: Function) -> str:
         blk = getattr(rec.module, "debug_block", None)
     regs = list(t.point_regs)
     if blk is not None:
-        from ..recipe import call_user, check_text
+        from ..workflow.recipe import call_user, check_text
         if isinstance(blk, str):
             return check_text(rec.path, "debug_block", blk)
         text = call_user(rec.path, "debug_block", f"debug_block({regs!r})", blk, regs)

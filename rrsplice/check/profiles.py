@@ -22,7 +22,7 @@ import importlib
 from dataclasses import dataclass, field
 from typing import Callable, Iterable, Optional
 
-from ..errors import RRSpliceError
+from ..ptx.errors import RRSpliceError
 
 PROFILES = ("ptxas", "zluda")
 DEFAULT_PROFILE = "ptxas"

@@ -6,9 +6,9 @@ from __future__ import annotations
 import re
 from typing import Optional
 
-from ..isa import INT_EVAL
-from ..model import Address, Function, Reg, Statement, Symbol
-from ..select import StatementRange
+from ..ptx.isa import INT_EVAL
+from ..ptx.model import Address, Function, Reg, Statement, Symbol
+from ..ptx.select import StatementRange
 from .analysis import _analyze
 from .report import Report
 from .source import _TYPE_SIZE, _short
@@ -33,7 +33,7 @@ def _expr_builder(lookup, sym: str):
     integer operand per thread: immediates, %tid/%ntid/%laneid (env = (tid.x, tid.y, tid.z,
     laneid, ntid.x, ntid.y, ntid.z)), `sym` as 0 (offsets are relative to the array) and
     registers through `lookup(statement, reg)` (None: unknown)."""
-    from ..model import Imm
+    from ..ptx.model import Imm
 
     def operand(st, op):
         if isinstance(op, Reg):
@@ -196,15 +196,15 @@ def _scratch_overlap(fa, fn: Function, sp: SpliceText, sym: str, size: int, load
 
 
 def def_use_defs(st: Statement) -> tuple:
-    from ..semantics import def_use
+    from ..analysis.semantics import def_use
     return tuple(def_use(st).defs)
 
 
 def _check_scratch_race(rep: Report, fn: Function, rng: StatementRange, sp: SpliceText,
                         sym: str, decl, loads: list, per_thread: bool,
                         threads: Optional[int]) -> None:
-    from ..provenance import symbol_uses
-    from ..semantics import is_block_barrier
+    from ..analysis.provenance import symbol_uses
+    from ..analysis.semantics import is_block_barrier
     if not loads or (threads is not None and threads <= 32):
         return
     fa = _analyze(rep, fn)
@@ -294,7 +294,7 @@ def _check_shared_base(rep: Report, fn: Function, rng: StatementRange,
                        sp: SpliceText) -> None:
     """A region that names a .shared array needs its address passed: the body is a separate
     .func, which cannot name the entry's (or the kernel module's) array."""
-    from ..semantics import def_use
+    from ..analysis.semantics import def_use
     shared = {d.name for d in fn.decls() if d.space == ".shared"}
     shared |= {d.name for d in rep.target.module.decls if d.space == ".shared"}
     if not shared:

@@ -7,10 +7,10 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Optional
 
-from ..errors import RRSpliceError
-from ..model import Function, Module
-from ..recipe import Recipe
-from ..select import StatementRange
+from ..ptx.errors import RRSpliceError
+from ..ptx.model import Function, Module
+from ..workflow.recipe import Recipe
+from ..ptx.select import StatementRange
 from .facts import Facts
 from .text import SpliceText
 

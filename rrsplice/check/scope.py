@@ -1,12 +1,12 @@
 """Cuts and `{ }` scopes: a region must not begin or end inside a block that declares
 registers (the body could not declare them the same way), and no register local to such a
-block may cross the region's boundary (rrsplice.scopes gives each its own identity)."""
+block may cross the region's boundary (rrsplice.ptx.scopes gives each its own identity)."""
 
 from __future__ import annotations
 
-from ..model import Function
-from ..scopes import declared_registers, declaring_block, is_scoped, scope_blocks, source_name
-from ..select import StatementRange
+from ..ptx.model import Function
+from ..ptx.scopes import declared_registers, declaring_block, is_scoped, scope_blocks, source_name
+from ..ptx.select import StatementRange
 from .report import Report
 
 

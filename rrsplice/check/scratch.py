@@ -6,8 +6,8 @@ from __future__ import annotations
 import re
 from typing import Optional
 
-from ..model import Address, Function, Module, Reg, Symbol
-from ..select import StatementRange
+from ..ptx.model import Address, Function, Module, Reg, Symbol
+from ..ptx.select import StatementRange
 from .analysis import _memo
 from .facts import ScratchFacts
 from .race import _check_scratch_race
@@ -142,8 +142,8 @@ def _symbol_accesses(fn: Function, sym: str) -> list:
     """(index, 'read'|'write'|'both') of every memory access of `sym`, directly or through a
     register derived from its address, in statement order: provenance's `symbol_uses`,
     reduced to the JSON the facts memo keeps."""
-    from ..dataflow import analyze
-    from ..provenance import symbol_uses
+    from ..analysis.dataflow import analyze
+    from ..analysis.provenance import symbol_uses
     kinds = {"read": "read", "write": "write", "atomic": "both"}
     return sorted((a.index, kinds[a.kind]) for a in symbol_uses(analyze(fn), sym).accesses
                   if a.kind in kinds)

@@ -3,7 +3,7 @@ declarations, type sizes, short quotes of statements."""
 
 from __future__ import annotations
 
-from ..model import Function, Module
+from ..ptx.model import Function, Module
 
 
 def _line_text(module: Module, line: int) -> str:

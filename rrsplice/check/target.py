@@ -6,9 +6,9 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Optional
 
-from ..forms import _function_at  # noqa: F401  (re-exported by rrsplice.check)
-from ..model import Function, Module
-from ..recipe import Recipe, RecipeError, load_recipe
+from ..workflow.forms import _function_at  # noqa: F401  (re-exported by rrsplice.check)
+from ..ptx.model import Function, Module
+from ..workflow.recipe import Recipe, RecipeError, load_recipe
 from .report import Target
 
 
@@ -67,6 +67,6 @@ def build_target(rec: Recipe, path: Path, module: Module, note: Optional[str] = 
         t.fn = _function_at(module, line)
         t.extern = None
         return t
-    from ..forms import build_form_target
+    from ..workflow.forms import build_form_target
     build_form_target(t, rec, module)
     return t

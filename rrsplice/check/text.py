@@ -7,10 +7,10 @@ import re
 from dataclasses import dataclass, field
 from typing import Optional
 
-from ..errors import ParseError
-from ..model import Function, Module
-from ..parser import _blank_comments, parse_bytes
-from ..scopes import source_name
+from ..ptx.errors import ParseError
+from ..ptx.model import Function, Module
+from ..ptx.parser import _blank_comments, parse_bytes
+from ..ptx.scopes import source_name
 
 
 PROBE = "__rrsplice_probe"

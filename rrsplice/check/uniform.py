@@ -1,5 +1,5 @@
 """`call.uni` needs uniform control flow: a cut whose first statement is reached only by
-the lanes a per-lane branch sends there (rrsplice.uniformity) is reported as
+the lanes a per-lane branch sends there (rrsplice.analysis.uniformity) is reported as
 `divergent-call`, with the branch and the chain back to the per-lane value it tests: an
 error when the lanes sent elsewhere rejoin later, a warning when they only leave (a per-lane
 early `return`)."""
@@ -8,8 +8,8 @@ from __future__ import annotations
 
 import re
 
-from ..model import Function
-from ..select import StatementRange
+from ..ptx.model import Function
+from ..ptx.select import StatementRange
 from .analysis import _analyze
 from .report import Report
 
@@ -19,7 +19,7 @@ _CALL_UNI = re.compile(r"\bcall\.uni\b")
 def _check_uniform(rep: Report, fn: Function, rng: StatementRange, text: str) -> None:
     if not text or not _CALL_UNI.search(text):
         return
-    from ..uniformity import uniformity
+    from ..analysis.uniformity import uniformity
     u = uniformity(_analyze(rep, fn))
     found = u.divergence_at(rng.first, outside=rng, exits=False)
     severity = "error"

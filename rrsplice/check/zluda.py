@@ -52,7 +52,7 @@ def _param_return(rep):
                       "(`rrsplice recipe new --abi scratch`)")
     from .calls import _callee
     from .source import _short
-    from ..model import ParenList
+    from ..ptx.model import ParenList
     for st in sp.calls:
         ops = st.operands
         if len(ops) > 1 and isinstance(ops[0], ParenList) and ops[0].items:

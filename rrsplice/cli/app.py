@@ -9,8 +9,8 @@ import sys
 
 import click
 
-from ..errors import RRSpliceError
-from .render import note, stdout_is_terminal  # noqa: F401  (note: re-exported)
+from ..ptx.errors import RRSpliceError
+from .output import note, stdout_is_terminal  # noqa: F401  (note: re-exported)
 
 
 # command -> the module of this package that defines it. Modules are imported when their
@@ -92,7 +92,7 @@ def _print_version(ctx, _param, value) -> None:
     if not value or ctx.resilient_parsing:
         return
     from importlib.metadata import PackageNotFoundError, version
-    from ..tools import tool_provenance
+    from ..infra.tools import tool_provenance
     try:
         mine = version("rrsplice")
     except PackageNotFoundError:

@@ -5,8 +5,8 @@ from __future__ import annotations
 import click
 
 from .app import corpus_option, examples, json_option, main, note, print_json
-from .render import say
-from ..words import count
+from .output import say
+from ..infra.words import count
 
 
 @main.group("body")
@@ -79,14 +79,14 @@ def body_coverage_cmd(target, corpus, as_json):
     """Every opcode form in TARGET (a recipe's cut, or a whole module) and whether the
     lifter lowers it; exit status 1 when some form does not lift."""
     from ..lift.write import coverage
-    from ..parser import parse
+    from ..ptx.parser import parse
     if str(target).endswith(".py"):
         from ..lift.region import _original
-        from ..recipe import load_recipe
-        from ..select import lines_to_range
+        from ..workflow.recipe import load_recipe
+        from ..ptx.select import lines_to_range
         rec = load_recipe(target)
         if rec.cut_call is None:
-            from ..errors import RRSpliceError
+            from ..ptx.errors import RRSpliceError
             raise RRSpliceError(f"{rec.path}: coverage needs a cut_call recipe")
         mod, fn, path = _original(rec, corpus)
         rng = lines_to_range(fn, rec.cut_call[0], rec.cut_call[1] - 1)

@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import click
 
-from .. import cache
+from ..infra import cache
 from .app import examples, json_option, main, print_json
-from .render import Grid, say
+from .output import Grid, say
 
 
 def _mb(n: int) -> str:

@@ -7,16 +7,16 @@ from pathlib import Path
 
 import click
 
-from ..errors import RRSpliceError
-from ..select import select_function
+from ..ptx.errors import RRSpliceError
+from ..ptx.select import select_function
 from .app import entry_option, examples, json_option, main, note, print_json
-from .render import _console, stderr_is_terminal
+from .output import _console, stderr_is_terminal
 
 
 def corpus_table(root: str, as_json: bool, workers) -> None:
     """Survey every module under `root` and print one row per entry (shared with
     `rrsplice phases --all`)."""
-    from ..corpus import modules_of, survey
+    from ..workflow.corpus import modules_of, survey
     paths = modules_of(root)
     if not paths:
         raise RRSpliceError(f"{root}: no .ptx modules found")
@@ -41,7 +41,7 @@ def corpus_table(root: str, as_json: bool, workers) -> None:
                               "; ".join(r["geometry"]) or "-",
                               "; ".join(r["epilogues"]) or "-", r["error"] or ""]))
     failed = [r for r in rows if r["error"]]
-    from ..words import count
+    from ..infra.words import count
     click.echo(f"{count(len({r['module'] for r in rows}), 'module')}, "
                f"{count(sum(1 for r in rows if r['entry']), 'entry', 'entries')}, "
                f"{sum(r['mma'] for r in rows)} mma, "
@@ -78,12 +78,12 @@ def descriptor_cmd(target, output, all_dir, workers, weight_param, entry, as_jso
         return
     if not target:
         raise RRSpliceError("give a TARGET (.ptx or recipe), or --all DIR")
-    from .. import cache
-    from ..descriptor import describe, render, with_evidence
+    from ..infra import cache
+    from ..fragments.descriptor import describe, render, with_evidence
     p = Path(target)
     rec = None
     if p.suffix == ".py":
-        from ..recipe import load_recipe, resolve_module
+        from ..workflow.recipe import load_recipe, resolve_module
         rec = load_recipe(p)
         path, why = resolve_module(rec)
         if why:
@@ -97,7 +97,7 @@ def descriptor_cmd(target, output, all_dir, workers, weight_param, entry, as_jso
         note(why, as_json)
     fa = cache.load_analysis(module, fn)
     if rec is not None or weight_param is not None:
-        from ..paramroles import apply_recipe_roles
+        from ..analysis.paramroles import apply_recipe_roles
         try:
             apply_recipe_roles(fa, rec, weight_param)
         except ValueError as exc:
@@ -109,7 +109,7 @@ def descriptor_cmd(target, output, all_dir, workers, weight_param, entry, as_jso
     text = render(desc, module=Path(path).name,
                   source_note=f"rrsplice descriptor {Path(path).name}")
     if output:
-        from ..fsutil import write_atomic
+        from ..infra.fsutil import write_atomic
         write_atomic(Path(output), text.encode("utf-8"))
         note(f"wrote {output}")
     else:

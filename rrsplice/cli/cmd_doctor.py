@@ -9,9 +9,9 @@ from importlib.metadata import PackageNotFoundError, version
 
 import click
 
-from ..errors import RRSpliceError
+from ..ptx.errors import RRSpliceError
 from .app import examples, json_option, main, print_json
-from .render import Grid, say, styled
+from .output import Grid, say, styled
 
 PYTHON_MIN = (3, 11)
 LIBRARIES = ("lark", "click", "rich", "platformdirs")
@@ -38,7 +38,7 @@ def _library(name: str) -> dict:
 
 
 def _tool(name: str) -> dict:
-    from ..tools import tool_provenance
+    from ..infra.tools import tool_provenance
     t = tool_provenance(name)
     what = "apply --ptxas, verify" if name == "ptxas" else "verify"
     if t["path"] is None:
@@ -50,7 +50,7 @@ def _tool(name: str) -> dict:
 
 
 def _cache() -> dict:
-    from .. import cache
+    from ..infra import cache
     if not cache.enabled():
         return _check("cache", True, "off (RRSPLICE_NO_CACHE is set)",
                       needed_for="speed only")
@@ -63,7 +63,7 @@ def _cache() -> dict:
 
 
 def _default_module() -> dict:
-    from ..config import load_config
+    from ..infra.config import load_config
     try:
         cfg = load_config()
     except RRSpliceError as exc:

@@ -6,8 +6,8 @@ from pathlib import Path
 
 import click
 
-from ..errors import RRSpliceError
-from ..select import lines_to_range, select_function
+from ..ptx.errors import RRSpliceError
+from ..ptx.select import lines_to_range, select_function
 from .app import entry_option, examples, json_option, main, note, print_json
 
 
@@ -62,13 +62,13 @@ def fragments_cmd(target, phase, elements, png, svg, matrices, tile, entry, as_j
     """Every fragment register of each phase of TARGET (a .ptx, or a recipe: the registers
     its cut passes and returns) resolved to matrix coordinates: A[row][k], B[k][n], C and
     D[row][n] of the phase, with the weight-image byte of every B and bias-seed element."""
-    from .. import cache
-    from ..fragreport import cut_report, module_maps
+    from ..infra import cache
+    from ..fragments.report import cut_report, module_maps
     p = Path(target)
     rec = None
     rng = None
     if p.suffix == ".py":
-        from ..recipe import load_recipe, resolve_module
+        from ..workflow.recipe import load_recipe, resolve_module
         rec = load_recipe(p)
         path, why = resolve_module(rec)
         if why:
@@ -86,7 +86,7 @@ def fragments_cmd(target, phase, elements, png, svg, matrices, tile, entry, as_j
         note(why, as_json)
     fa = cache.load_analysis(module, fn)
     if rec is not None:
-        from ..paramroles import apply_recipe_roles
+        from ..analysis.paramroles import apply_recipe_roles
         try:
             apply_recipe_roles(fa, rec)
         except ValueError as exc:
@@ -125,7 +125,7 @@ def fragments_cmd(target, phase, elements, png, svg, matrices, tile, entry, as_j
         tile = (int(m.group(1)), int(m.group(2)))
     maps = module_maps(fn, fa, phase)
     if png or svg:
-        from ..fragpicture import choose, write_png, write_svg
+        from ..fragments.picture import choose, write_png, write_svg
         matrices, tile, why = choose(maps[0], matrices or None, tile)
         if why:
             note(why, as_json)

@@ -7,15 +7,15 @@ from typing import Optional
 
 import click
 
-from ..cache import load_analysis, load_module, load_report
-from ..config import default_module
-from ..errors import RRSpliceError
-from ..fsutil import read_input
-from ..select import (SelectionError, lines_to_range, parse_line_range,
+from ..infra.cache import load_analysis, load_module, load_report
+from ..infra.config import default_module
+from ..ptx.errors import RRSpliceError
+from ..infra.fsutil import read_input
+from ..ptx.select import (SelectionError, lines_to_range, parse_line_range,
                       parse_statement_range, select_function)
 from .app import (any_module_option, corpus_option, entry_option, examples, json_option,
                   main, note, print_json)
-from .render import Grid, bold, say, styled, warn
+from .output import Grid, bold, say, styled, warn
 
 
 class TargetError(RRSpliceError):
@@ -29,7 +29,7 @@ def resolve_target(target: Optional[str], corpus=None, any_module: bool = False)
     p = Path(target)
     if p.suffix != ".py":
         return p, None, None
-    from ..recipe import load_recipe, resolve_module
+    from ..workflow.recipe import load_recipe, resolve_module
     rec = load_recipe(p)
     path, why = resolve_module(rec, corpus, any_module=any_module)
     return Path(path), why, rec
@@ -37,7 +37,7 @@ def resolve_target(target: Optional[str], corpus=None, any_module: bool = False)
 
 def _classify(fa, rng, passed=None) -> list:
     """(register, class, detail, reaching definitions) for the live-in registers of rng."""
-    from ..provenance import classify_live_in
+    from ..analysis.provenance import classify_live_in
     return [(c.reg, c.klass, c.detail, list(c.reaching_defs))
             for c in classify_live_in(fa, rng, passed=passed)]
 
@@ -91,7 +91,7 @@ def liveness_report(fa, rng, *, pseudo: bool = False, passed: Optional[list] = N
         "passed_means": "minimal" if passed is None else "recipe",
         "warnings": [],
     }
-    from ..semantics import uncovered
+    from ..analysis.semantics import uncovered
     unc = uncovered(fn)
     if unc:
         report["warnings"].append(

@@ -5,15 +5,15 @@ from __future__ import annotations
 
 import click
 
-from ..errors import RRSpliceError
-from ..select import select_function
+from ..ptx.errors import RRSpliceError
+from ..ptx.select import select_function
 from .app import entry_option, examples, json_option, main, note, print_json
-from ..words import count
-from .render import Grid, bold, say
+from ..infra.words import count
+from .output import Grid, bold, say
 
 
 def _load(file: str, entry, as_json: bool):
-    from .. import cache
+    from ..infra import cache
     module = cache.load_module(file)
     fn, why = select_function(module, entry)
     if why:
@@ -22,7 +22,7 @@ def _load(file: str, entry, as_json: bool):
 
 
 def _analysis(module, fn):
-    from .. import cache
+    from ..infra import cache
     return cache.load_analysis(module, fn)
 
 
@@ -42,7 +42,7 @@ def _off_range(r) -> str:
 @json_option
 def mma_cmd(file, entry, as_json):
     """List every mma of FILE: statement, line, shape, types and D/A/B/C registers."""
-    from ..mma import find_mma
+    from ..analysis.mma import find_mma
     module, fn = _load(file, entry, as_json)
     mmas = find_mma(fn)
     if as_json:
@@ -77,7 +77,7 @@ def phases_cmd(file, all_dir, workers, entry, as_json):
         from .cmd_descriptor import corpus_table
         corpus_table(all_dir, as_json, workers)
         return
-    from ..mma import phases
+    from ..analysis.mma import phases
     module, fn = _load(file, entry, as_json)
     fa = _analysis(module, fn)
     ps = phases(fn, fa)
@@ -124,7 +124,7 @@ def phases_cmd(file, all_dir, workers, entry, as_json):
 def uses_cmd(file, symbol, entry, as_json):
     """Accesses of SYMBOL in FILE (directly and through registers derived from its
     address), the derived registers, and its last access."""
-    from ..provenance import symbol_uses
+    from ..analysis.provenance import symbol_uses
     module, fn = _load(file, entry, as_json)
     known = {d.name for d in fn.decls()} | {d.name for d in module.decls} \
         | {p.name for p in fn.params}

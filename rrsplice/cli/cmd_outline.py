@@ -11,7 +11,7 @@ import click
 from .app import (any_module_option, corpus_option, examples, json_option, main, note,
                   print_json)
 from .findings import live_in_text, loaded_text, print_findings, regs_text
-from .render import Grid, bold, print_diagnostic, progress_step, say, say_text, styled
+from .output import Grid, bold, print_diagnostic, progress_step, say, say_text, styled
 
 
 def _no_check_option(f):
@@ -48,8 +48,8 @@ def outline_cmd(recipe, out, corpus, any_module, no_check, as_json):
     the values the call text reads back are stored where it reads them.
     """
     from ..check import CheckFailed
-    from ..splice import default_output, write_atomic
-    from ..verify import prepare
+    from ..workflow.splice import default_output, write_atomic
+    from ..workflow.verify import prepare
     try:
         rec, path, _patched, body, report = prepare(recipe, corpus, check=not no_check,
                                                     any_module=any_module)
@@ -122,7 +122,7 @@ def verify_cmd(recipe, arch, optimize, keep, corpus, any_module, no_check, as_js
     """Apply RECIPE, outline its region, assemble both with ptxas -c, link with nvlink, and
     report resources of the original and the linked kernel side by side."""
     from ..check import CheckFailed
-    from ..verify import verify
+    from ..workflow.verify import verify
     try:
         with progress_step("verify") as rename:
             res = verify(recipe, arch, corpus=corpus, optimize=optimize,

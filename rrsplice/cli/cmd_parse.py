@@ -7,13 +7,13 @@ import time
 
 import click
 
-from ..emit import emit
-from ..errors import ParseError
-from ..fsutil import read_input
-from ..parser import parse_bytes
-from ..select import SelectionError, parse_statement_id, select_function
+from ..ptx.emit import emit
+from ..ptx.errors import ParseError
+from ..infra.fsutil import read_input
+from ..ptx.parser import parse_bytes
+from ..ptx.select import SelectionError, parse_statement_id, select_function
 from .app import entry_option, examples, json_option, main, note, print_json
-from .render import Grid, bold, progress_iter, say, styled
+from .output import Grid, bold, progress_iter, say, styled
 
 
 def _json_errors(as_json: bool) -> None:

@@ -9,7 +9,7 @@ import click
 from .app import (any_module_option, corpus_option, examples, json_option, main, note,
                   print_json)
 from .findings import facts_grid, print_findings, regs_text
-from .render import Grid, bold, print_diagnostic, progress_step, say, say_text, styled
+from .output import Grid, bold, print_diagnostic, progress_step, say, say_text, styled
 
 
 def print_summary(report) -> None:
@@ -22,7 +22,7 @@ def _with_debug_param(recipe, debug_param):
     """The recipe path, or (with --debug-param) the loaded recipe with DEBUG_PARAM set."""
     if debug_param is None:
         return recipe
-    from ..recipe import load_recipe
+    from ..workflow.recipe import load_recipe
     rec = load_recipe(recipe)
     rec.constants["DEBUG_PARAM"] = debug_param
     return rec
@@ -99,7 +99,7 @@ def apply_cmd(recipe, out, corpus, any_module, stage, debug_param, archs, all_di
     Exits 0 when written (and assembled, with --ptxas), 1 when the check finds errors
     (nothing written) or ptxas rejects the output (written, and said so), 2 on bad input."""
     from ..check import CheckFailed
-    from ..splice import apply
+    from ..workflow.splice import apply
     if all_dir is not None:
         _apply_all(recipe, all_dir, out, jobs, stage, as_json)
         return
@@ -140,16 +140,16 @@ def apply_cmd(recipe, out, corpus, any_module, stage, debug_param, archs, all_di
 
 def _apply_all(recipe, directory, out, jobs, stage, as_json) -> None:
     """`apply --all DIR`: the family, in parallel, with a progress bar and one table."""
-    from ..family import apply_family, family_targets
-    from ..recipe import load_recipe
-    from .render import stderr_is_terminal
+    from ..workflow.family import apply_family, family_targets
+    from ..workflow.recipe import load_recipe
+    from .output import stderr_is_terminal
     rec = load_recipe(recipe, debug=stage)
     n = len(family_targets(rec, directory))
     progress = None
     bar = None
     if not as_json and stderr_is_terminal():
         from rich.progress import Progress
-        from .render import _console
+        from .output import _console
         bar = Progress(console=_console(True), transient=True)
         task = bar.add_task(f"applying {rec.path.name}", total=n)
         bar.start()
@@ -204,7 +204,7 @@ def recipe_port_cmd(recipe, to, out, corpus, force, as_json):
     """Retarget RECIPE to another variant of its kernel: align the two functions statement
     by statement, map registers and symbols, rewrite the cut, register lists and call text,
     re-check; refuse (exit 1, nothing written) at the first point of disagreement."""
-    from ..port import port_recipe
+    from ..workflow.port import port_recipe
     res = port_recipe(recipe, to, out=out, corpus=corpus, force=force)
     if as_json:
         print_json(res.to_json())
@@ -256,7 +256,7 @@ def recipe_new_cmd(name, module, rng, abi, scratch, entry, callee, out, force, l
     The recipe is checked before it is written: with errors, they are printed, nothing is
     written and the exit status is 1."""
     from ..check import CheckFailed
-    from ..scaffold import new_recipe
+    from ..workflow.scaffold import new_recipe
     try:
         with progress_step(f"recipe new {name}: analysing {module}") as step:
             res = new_recipe(name, module, rng, abi=abi, scratch=scratch, entry=entry,
@@ -300,7 +300,7 @@ def stages_group():
 @json_option
 def stages_new_cmd(recipe, at, line, regs, phase, name, corpus, any_module, as_json):
     """Add a debug stage to RECIPE's stages() table (the file is edited in place)."""
-    from ..stages import add_stage
+    from ..workflow.stages import add_stage
     res = add_stage(recipe, at=at, line=line, regs=regs, phase=phase, name=name,
                     corpus=corpus, any_module=any_module)
     if as_json:

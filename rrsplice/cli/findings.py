@@ -4,7 +4,7 @@ the cut as a two-column table on stdout (shared by check, apply, outline and ver
 from __future__ import annotations
 
 from ..check.facts import Facts
-from .render import Grid, print_diagnostic
+from .output import Grid, print_diagnostic
 
 
 def regs_text(regs) -> str:
@@ -70,7 +70,7 @@ def facts_grid(facts: Facts) -> Grid:
         row("cut", f"lines {a}-{b} ({b - a + 1} lines), statements {facts.statements} "
             f"({facts.statement_count})")
     if facts.mma is not None:
-        from ..words import count
+        from ..infra.words import count
         row("mma", f"{facts.mma} in {count(facts.phases, 'phase')}" if facts.phases is not None
             else f"{facts.mma}; phases not found"
             + (f" ({facts.phases_error})" if facts.phases_error else ""))

@@ -7,8 +7,8 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Optional
 
-from ..isa import ptx_type
-from ..semantics import def_use
+from ..ptx.isa import ptx_type
+from ..analysis.semantics import def_use
 from . import names
 from .lower import Context, LiftError, lower
 from .regs import RegTypes, class_of

@@ -12,8 +12,8 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Callable, Optional
 
-from ..errors import RRSpliceError
-from ..model import Address, Imm, Negated, ParenList, PredPair, Reg, Sink, Symbol, Vector
+from ..ptx.errors import RRSpliceError
+from ..ptx.model import Address, Imm, Negated, ParenList, PredPair, Reg, Sink, Symbol, Vector
 from . import names
 from .regs import RegTypes, convert
 from .semantics import C_TYPES, lookup
@@ -372,7 +372,7 @@ def _call(ctx, st) -> list:
 
 
 def _param_class(ctx, st, p) -> str:
-    from ..isa import ptx_type
+    from ..ptx.isa import ptx_type
     t = ptx_type(p.type)
     if t is None or p.dims:
         refuse(ctx, st, f"parameter {p.name} of the callee is not a scalar")

@@ -15,7 +15,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Optional
 
-from ..parser import parse
+from ..ptx.parser import parse
 from . import names
 from .function import lift_function
 from .header import header_text
@@ -40,8 +40,8 @@ class RegionBody:
 
 def _original(rec, corpus):
     from ..outline.from_recipe import _recipe_function
-    from ..recipe import resolve_module
-    from ..select import select_function
+    from ..workflow.recipe import resolve_module
+    from ..ptx.select import select_function
     path, _ = resolve_module(rec, corpus)
     module = parse(path)
     return module, _recipe_function(module, rec, select_function), path
@@ -52,9 +52,9 @@ def _outline(recipe_path, corpus):
     once for both)."""
     from ..outline.body import build_outline
     from ..outline.common import OutlineError
-    from ..recipe import load_recipe
+    from ..workflow.recipe import load_recipe
     from ..rewrite import rules_for_recipe
-    from ..select import lines_to_range
+    from ..ptx.select import lines_to_range
     rec = load_recipe(recipe_path)
     if rec.cut_call is None or rec.call is None or rec.extern is None:
         raise OutlineError(f"{rec.path}: `body new --staging` needs a cut_call recipe (cut_call, "
@@ -79,7 +79,7 @@ def _region_offset(bfn, body_text: str, first: int) -> int:
 
 def _sections(ofn, fa, region, offset, phases) -> tuple:
     """{body statement index: comment lines} for each phase and gap inside the region."""
-    from ..descriptor import classify_gap
+    from ..fragments.descriptor import classify_gap
     first, last = region
     to_body = offset - first
     out: dict = {}
@@ -159,8 +159,8 @@ def lift_region(recipe_path, staging: str = "registers", corpus=None) -> RegionB
     name what cannot be lifted)."""
     if staging not in STAGINGS:
         raise ValueError(f"staging must be one of {STAGINGS}")
-    from ..cache import load_analysis
-    from ..mma import phases as find_phases
+    from ..infra.cache import load_analysis
+    from ..analysis.mma import phases as find_phases
     out, mpath, rec, omod, ofn = _outline(recipe_path, corpus)
     body_name = f"{out.callee}.body.ptx"
     bmod = parse(out.ptx, filename=body_name)
@@ -177,7 +177,7 @@ def lift_region(recipe_path, staging: str = "registers", corpus=None) -> RegionB
     if staging == "image":
         from ..body.header import header_text as mma_header_text
         from ..check.scratch import block_threads
-        from ..fragmap import phase_map
+        from ..fragments.fragmap import phase_map
         inside = [p for p in phases if out.region[0] <= p.first and p.last <= out.region[1]]
         if not inside:
             raise LiftError(f"{rec.path}: `--staging image` needs a phase inside the cut "

@@ -1,13 +1,13 @@
 """Register types: each PTX register's operand class (u16/u32/u64/f32/f64/pred, by its
-declaration, rrsplice.isa.TYPES) and the C conversions between classes (bit casts, never
+declaration, rrsplice.ptx.isa.TYPES) and the C conversions between classes (bit casts, never
 value conversions: a PTX register is its bits)."""
 
 from __future__ import annotations
 
 from typing import Optional
 
-from ..isa import ptx_type
-from ..scopes import source_name
+from ..ptx.isa import ptx_type
+from ..ptx.scopes import source_name
 
 
 def class_of(ptx: Optional[str]) -> Optional[str]:

@@ -6,7 +6,7 @@ from __future__ import annotations
 from collections import Counter
 from pathlib import Path
 
-from ..fsutil import write_atomic
+from ..infra.fsutil import write_atomic
 from .header import HEADER_NAME
 from .lower import covers
 from .region import lift_region

@@ -35,8 +35,8 @@ from __future__ import annotations
 
 from typing import Optional
 
-from ..model import Function, Module
-from ..select import StatementRange
+from ..ptx.model import Function, Module
+from ..ptx.select import StatementRange
 from .body import Outline, build_outline
 from .callsite import CallSite, ParamValue, ReadBack, parse_call
 from .common import OutlineError

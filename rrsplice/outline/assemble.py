@@ -8,7 +8,7 @@ import re
 from dataclasses import dataclass
 from pathlib import Path
 
-from ..model import Function, Module
+from ..ptx.model import Function, Module
 from .common import _decl_text, _one_line
 from .context import OutlineContext
 

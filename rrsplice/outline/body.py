@@ -7,22 +7,22 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Optional
 
-from ..emit import apply_spans
-from ..errors import RRSpliceError
-from ..model import Function, Module, Reg
+from ..ptx.emit import apply_spans
+from ..ptx.errors import RRSpliceError
+from ..ptx.model import Function, Module, Reg
 from ..rewrite import plan_rewrites
-from ..select import StatementRange
-from ..scopes import is_scoped, shadows_at
-from ..semantics import def_use, sort_registers
+from ..ptx.select import StatementRange
+from ..ptx.scopes import is_scoped, shadows_at
+from ..analysis.semantics import def_use, sort_registers
 from .assemble import BodyParts, assemble, module_header
 from .callsite import parse_call
 from .common import OutlineError, _iter_blocks, _Names
 from .context import OutlineContext
 from .delivery import _readback_code
-from .exits import ExitBranches
+from .exit_branches import ExitBranches
 from .recompute import _recompute
 from .region import region_needs, region_span
-from .rewrites import KernelParamRead, region_rules
+from .region_rules import KernelParamRead, region_rules
 from .values import BodyValues
 
 

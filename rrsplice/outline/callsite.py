@@ -6,10 +6,10 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Optional
 
-from ..errors import ParseError
-from ..model import Address, Function, Module, ParenList, Reg, Statement, Symbol
-from ..parser import parse
-from ..scopes import bind_outer
+from ..ptx.errors import ParseError
+from ..ptx.model import Address, Function, Module, ParenList, Reg, Statement, Symbol
+from ..ptx.parser import parse
+from ..ptx.scopes import bind_outer
 from .common import OutlineError
 
 
@@ -105,7 +105,7 @@ def parse_call(call_text: str, extern_text: str, header: str = "",
                outer: tuple = ()) -> CallSite:
     """Read the call text (wrapped in a dummy function) against the extern declaration;
     `outer`: the kernel's declarations of special registers' names in force at the cut
-    (rrsplice.scopes.shadows_at), which make those names the kernel's registers."""
+    (rrsplice.ptx.scopes.shadows_at), which make those names the kernel's registers."""
     from ..check.text import SNIPPET_HEADER, wrap_snippet
     header = header or SNIPPET_HEADER
     extern_text = extern_text.rstrip() + "\n"
@@ -226,14 +226,14 @@ def _pred_target(st: Statement, t: str) -> Optional[Reg]:
 
 
 def _writes(st: Statement, reg: str) -> bool:
-    from ..scopes import source_name
-    from ..semantics import def_use
+    from ..ptx.scopes import source_name
+    from ..analysis.semantics import def_use
     return any(source_name(d) == reg for d in def_use(st).defs)
 
 
 def _reads(st: Statement, reg: str) -> bool:
-    from ..scopes import source_name
-    from ..semantics import def_use
+    from ..ptx.scopes import source_name
+    from ..analysis.semantics import def_use
     return any(source_name(u) == reg for u in def_use(st).uses)
 
 

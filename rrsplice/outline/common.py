@@ -5,8 +5,8 @@ from __future__ import annotations
 
 from typing import Callable, Optional
 
-from ..errors import RRSpliceError
-from ..model import Address, Block, Function, ParenList, Statement, Symbol, Vector
+from ..ptx.errors import RRSpliceError
+from ..ptx.model import Address, Block, Function, ParenList, Statement, Symbol, Vector
 
 
 class OutlineError(RRSpliceError):

@@ -7,8 +7,8 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Optional
 
-from ..model import Function, Module
-from ..select import StatementRange
+from ..ptx.model import Function, Module
+from ..ptx.select import StatementRange
 from .callsite import CallSite
 from .recompute import _Reaching
 from .values import BodyValues

@@ -1,15 +1,15 @@
 """The region: its text span in the module, and the registers it needs on entry (with
 the branch checks that keep it single-entry and self-contained, read from the one
-rrsplice.regions.Region that `check` reports on)."""
+rrsplice.analysis.regions.Region that `check` reports on)."""
 
 from __future__ import annotations
 
 from typing import Optional
 
-from ..dataflow import analyze
-from ..model import Function, Module
-from ..regions import region_of
-from ..select import StatementRange
+from ..analysis.dataflow import analyze
+from ..ptx.model import Function, Module
+from ..analysis.regions import region_of
+from ..ptx.select import StatementRange
 from .common import OutlineError, _iter_blocks
 
 
@@ -75,10 +75,10 @@ def region_needs(fn: Function, rng: StatementRange, live_at_exit: set,
                  exit_labels: frozenset = frozenset(), analysis=None) -> dict:
     """Registers the region reads before writing them on some path from its first statement
     (with `live_at_exit` read after its last, and at every branch to one of `exit_labels`:
-    the labels outside the region where the body returns, see rrsplice.exits): name ->
+    the labels outside the region where the body returns, see rrsplice.analysis.exits): name ->
     index of a first such read. Refuses a branch the body cannot take (to a label that is
     neither in the region nor an exit, or through a branch table) and a second entry.
-    The flow is rrsplice.regions' Region, the one `check` reports on."""
+    The flow is rrsplice.analysis.regions' Region, the one `check` reports on."""
     fa = analysis if analysis is not None else analyze(fn)
     region = region_of(fa, rng)
     stmts = fn.statements

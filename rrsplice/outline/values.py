@@ -7,8 +7,8 @@ text depends on that order)."""
 
 from __future__ import annotations
 
-from ..model import Function
-from ..scopes import source_name
+from ..ptx.model import Function
+from ..ptx.scopes import source_name
 from .callsite import CallSite, _kernel_side
 from .common import _WIDTH, OutlineError, _Names, _reg_types
 

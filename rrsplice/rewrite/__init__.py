@@ -9,7 +9,7 @@ needs, and yields replacement text plus the module-scope declarations that text 
 per kind), which :meth:`RewritePlan.edits` turns into byte edits for :mod:`rrsplice.emit`.
 A :class:`~rrsplice.rewrite.rules.StatementRule` decides one statement at a time;
 :class:`~rrsplice.rewrite.rules.FirstMatch` runs several in program order. The outliner's
-own region rewrites (rrsplice.outline.rewrites) are such rules, planned together with the
+own region rewrites (rrsplice.outline.region_rules) are such rules, planned together with the
 recipe's.
 
 Rules shipped here (recipe options):

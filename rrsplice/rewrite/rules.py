@@ -11,8 +11,8 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Iterable, Optional
 
-from ..emit import Edit, line_byte_offsets, newline_of
-from ..model import Function, Module, Statement
+from ..ptx.emit import Edit, line_byte_offsets, newline_of
+from ..ptx.model import Function, Module, Statement
 
 
 @dataclass
@@ -55,7 +55,7 @@ class RewritePlan:
     skipped: list = field(default_factory=list)          # (kind, statement, why)
     functions: list = field(default_factory=list)        # the functions the rules ran over
     # (replacement, extern text) of every replacement a recipe's own rule wrote: its text
-    # goes through the splice-text checks (rrsplice.check.rewrites)
+    # goes through the splice-text checks (rrsplice.check.rewrite_checks)
     recipe_texts: list = field(default_factory=list)
 
     @property

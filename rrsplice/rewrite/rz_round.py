@@ -15,9 +15,9 @@ default rounding mode::
 
 from __future__ import annotations
 
-from ..model import Function, Reg
-from ..semantics import def_use
-from .operands import HALF, float_bits
+from ..ptx.model import Function, Reg
+from ..analysis.semantics import def_use
+from .operand_facts import HALF, float_bits
 from .rules import Issue, Replacement, RewritePlan, Rule
 
 SEQUENCE = ("{{ .reg .f32 %rzr_t, %rzr_u; .reg .pred %rzr_p; "

@@ -14,8 +14,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from ..model import Address, Function, Reg, Vector
-from .operands import fits
+from ..ptx.model import Address, Function, Reg, Vector
+from .operand_facts import fits
 from .rules import Issue, Replacement, RewritePlan, Rule
 
 

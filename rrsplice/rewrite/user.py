@@ -10,9 +10,9 @@
 
 from __future__ import annotations
 
-from ..model import Function
-from ..recipe import RecipeError, call_user
-from ..recipe_process import ProcessFailure, RemoteFunction
+from ..ptx.model import Function
+from ..workflow.recipe import RecipeError, call_user
+from ..workflow.recipe_process import ProcessFailure, RemoteFunction
 from .rules import Issue, Replacement, RewritePlan, Rule
 
 USER_KEYS = {"opcode", "replace", "extern", "name"}

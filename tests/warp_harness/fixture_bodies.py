@@ -33,9 +33,9 @@ def fixture_bodies(ptx: Path, workdir: Path, langs=("cuda", "hip")) -> list:
         plan_body,
         render_body,
     )
-    from rrsplice.cache import load_analysis, load_module
-    from rrsplice.mma import phases
-    from rrsplice.scaffold import new_recipe
+    from rrsplice.infra.cache import load_analysis, load_module
+    from rrsplice.analysis.mma import phases
+    from rrsplice.workflow.scaffold import new_recipe
     m = load_module(ptx)
     fn = next(f for f in m.functions if f.has_body)
     out = Bodies()

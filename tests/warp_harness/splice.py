@@ -18,7 +18,7 @@ from dataclasses import dataclass, field
 import numpy as np
 from block_interp import block_machines, run_block
 
-from rrsplice.model import ParenList, Reg
+from rrsplice.ptx.model import ParenList, Reg
 
 _ELEM = {".b8": 1, ".u8": 1, ".s8": 1, ".b16": 2, ".u16": 2, ".s16": 2, ".f16": 2,
          ".b32": 4, ".u32": 4, ".s32": 4, ".f32": 4, ".b64": 8, ".u64": 8, ".s64": 8,

@@ -1,0 +1,547 @@
+"""mma analysis: every tensor-core `mma`, the D->C chains between them, and phases.
+
+A *chain* is a run of mma that accumulate into each other: one mma's D registers are the
+next one's C registers and that D value is the one reaching that C. A *phase* is one GEMM:
+the chains computed between two epilogues. docs/phases.md explains how phases are
+delimited; in short, walking the mma in program order, a new phase starts at an mma when,
+since the previous mma,
+
+  * a statement other than an mma READ a register still holding a D result of the current
+    phase (an epilogue consumed the accumulators), or
+  * control flow intervened (a label, or a branch/return/exit/trap), or
+  * the mma itself reads a D result of the current phase as an A or B fragment.
+
+Geometry comes from the fragment structure, never from fragment counts: K = k x chain
+length, M = m x (distinct A-fragment sequences among the chains), N = n x (distinct
+B-fragment sequences). Fragments are told apart by value (rrsplice.analysis.fragvalue: the same
+address loaded again into a new register is the same fragment), not by register. A 48x96x128 m16n8k32 phase has 12 A fragments = 3 m-tiles x 4
+k-slices, not 12 m-tiles.
+
+With a FunctionAnalysis (rrsplice.analysis.dataflow.analyze) chains are confirmed with reaching
+definitions and every B fragment / bias seed gets its weight-image offset resolved at
+its own mma (registers are reused across phases). Without one, register names are
+tracked through the straight-line code between labels, which is exact there, and no
+offsets are given.
+"""
+
+from __future__ import annotations
+
+import re
+from collections import Counter
+from dataclasses import dataclass, field
+from typing import Optional
+
+from ..ptx.model import Address, Function, Reg, Statement, Vector
+from ..ptx.isa import TERMINATORS, state_space
+from .semantics import def_use
+
+_CONTROL = TERMINATORS
+
+# ---------------------------------------------------------------- mma
+
+_SHAPE = re.compile(r"^m(\d+)n(\d+)k(\d+)$")
+_TYPES = frozenset({"f16", "f32", "f64", "bf16", "tf32", "e4m3", "e5m2", "e3m2", "e2m3", "e2m1",
+                    "s8", "u8", "s4", "u4", "b1", "s32", "f16x2", "bf16x2", "ue8m0", "ue4m3"})
+_LAYOUTS = frozenset({"row", "col"})
+
+
+def _regs_of(op) -> tuple[str, ...]:
+    if op is None:
+        return ()
+    return tuple(r.key for r in op.registers())
+
+
+@dataclass(frozen=True)
+class Mma:
+    """One `mma` statement: shape, layouts, element types and the four fragment lists."""
+    index: int                    # statement number (sN)
+    line: int
+    end_line: int
+    opcode: str
+    shape: str                    # "m16n8k32"
+    m: int
+    n: int
+    k: int
+    layouts: tuple                # ("row", "col") = A layout, B layout
+    d_type: Optional[str]
+    a_type: Optional[str]
+    b_type: Optional[str]
+    c_type: Optional[str]
+    d: tuple                      # register names of each fragment list
+    a: tuple
+    b: tuple
+    c: tuple
+    guarded: bool = False
+
+    @property
+    def sid(self) -> str:
+        return f"s{self.index}"
+
+    def to_json(self) -> dict:
+        return {"sid": self.sid, "index": self.index, "lines": [self.line, self.end_line],
+                "opcode": self.opcode, "shape": self.shape, "m": self.m, "n": self.n,
+                "k": self.k, "layouts": list(self.layouts),
+                "types": {"d": self.d_type, "a": self.a_type, "b": self.b_type,
+                          "c": self.c_type},
+                "d": list(self.d), "a": list(self.a), "b": list(self.b), "c": list(self.c),
+                "guarded": self.guarded}
+
+
+def is_mma(st: Statement) -> bool:
+    return (not st.is_label) and st.base == "mma"
+
+
+def mma_of(st: Statement) -> Optional[Mma]:
+    """The Mma view of an `mma` statement (None for anything else)."""
+    if not is_mma(st):
+        return None
+    mods = st.modifiers
+    shape, m, n, k = "", 0, 0, 0
+    layouts = []
+    types = []
+    for mod in mods:
+        mm = _SHAPE.match(mod)
+        if mm and not shape:
+            shape = mod
+            m, n, k = (int(x) for x in mm.groups())
+        elif mod in _LAYOUTS:
+            layouts.append(mod)
+        elif mod in _TYPES:
+            types.append(mod)
+    if len(types) >= 4:
+        d_t, a_t, b_t, c_t = types[:4]
+    elif len(types) == 2:       # e.g. an 'f64' form written with two types: D/C and A/B
+        d_t, a_t, b_t, c_t = types[0], types[1], types[1], types[0]
+    elif len(types) == 1:
+        d_t = a_t = b_t = c_t = types[0]
+    else:
+        d_t, a_t, b_t, c_t = (types + [None] * 4)[:4] if types else (None,) * 4
+    ops = list(st.operands) + [None] * 4
+    return Mma(index=st.index, line=st.line, end_line=st.end_line, opcode=st.opcode,
+               shape=shape, m=m, n=n, k=k, layouts=tuple(layouts),
+               d_type=d_t, a_type=a_t, b_type=b_t, c_type=c_t,
+               d=_regs_of(ops[0]), a=_regs_of(ops[1]), b=_regs_of(ops[2]), c=_regs_of(ops[3]),
+               guarded=st.guard is not None)
+
+
+def find_mma(fn: Function) -> list[Mma]:
+    """Every `mma` of the function, in program order."""
+    return [mma_of(st) for st in fn.statements if is_mma(st)]
+
+
+# ---------------------------------------------------------------- chains
+
+@dataclass
+class _Scan:
+    """What one program-order walk over the statements learns (see _scan)."""
+    mmas: list                     # Mma in program order
+    pred: dict                     # mma index -> mma index whose D is its C
+    phase_of: dict                 # mma index -> 0-based phase number
+    phase_starts: list             # per phase: (reason, statement index or None, register)
+    frag_def: dict                 # (mma index, reg) -> defining statement (None: unknown)
+    c_from_mma: dict               # mma index -> True if its C value comes from some mma
+
+
+def _mentions(st: Statement) -> list:
+    """Every register name a statement mentions (cheap; no roles)."""
+    out = []
+    g = st.guard
+    if g is not None:
+        out.append(g.reg.name)
+    for op in st.operands:
+        t = type(op)
+        if t is Reg:
+            out.append(op.name)
+        elif t is Address:
+            b = op.base
+            if type(b) is Reg:
+                out.append(b.key)
+            if op.extra:
+                out.extend(r.key for x in op.extra for r in x.registers())
+        elif t is Vector and all(type(x) is Reg for x in op.items):
+            out.extend(x.key for x in op.items)
+        else:
+            out.extend(r.key for r in op.registers())
+    return out
+
+
+class _LazyDefUse:
+    """def/use of statement i on demand: from `fa.du` when given, else computed once."""
+
+    def __init__(self, fn: Function, fa=None):
+        self.stmts = fn.statements
+        pre = getattr(fa, "du", None) if fa is not None else None
+        self.pre = pre
+        self.cache: dict = {}
+
+    def __call__(self, i: int) -> tuple:
+        if self.pre is not None:
+            d = self.pre[i - 1]
+            return d.defs, d.uses
+        got = self.cache.get(i)
+        if got is None:
+            d = def_use(self.stmts[i - 1])
+            got = (d.defs, d.uses)
+            self.cache[i] = got
+        return got
+
+
+def _scan(fn: Function, fa=None) -> _Scan:
+    du = _LazyDefUse(fn, fa)
+    stmts = fn.statements
+    # only registers that appear in some mma matter: a statement mentioning none of them
+    # can neither read an accumulator nor redefine a fragment register
+    interesting: set = set()
+    bases = [None if st.is_label else st.opcode.split(".", 1)[0] for st in stmts]
+    for st, b in zip(stmts, bases):
+        if b == "mma":
+            interesting.update(_mentions(st))
+    mmas: list[Mma] = []
+    pred: dict[int, int] = {}
+    phase_of: dict[int, int] = {}
+    starts: list = []
+    frag_def: dict = {}
+    c_from_mma: dict = {}
+    last_def: dict[str, int] = {}      # name-based, reset at labels (exact in straight code)
+    mma_d: dict[int, tuple] = {}       # mma index -> its D tuple
+    cur_d: dict[str, int] = {}         # reg -> mma of the current phase whose D it holds
+    pending: Optional[tuple] = None    # why the next mma starts a new phase
+    phase = -1
+    reaching = getattr(fa, "reaching_defs", None) if fa is not None else None
+    for i, st in enumerate(stmts, 1):
+        base = bases[i - 1]
+        if base is None:
+            last_def.clear()
+            if pending is None and phase >= 0:
+                pending = ("control flow", i, None)
+            continue
+        if base == "mma":
+            mm = mma_of(st)
+            if pending is None and phase >= 0:
+                for r in mm.a + mm.b:
+                    if r in cur_d:
+                        pending = ("A/B reads an accumulator", i, r)
+                        break
+            if pending is not None or phase < 0:
+                phase += 1
+                starts.append(pending or ("first mma", i, None))
+                cur_d = {}
+                pending = None
+            phase_of[i] = phase
+            for r in mm.a + mm.b + mm.c:
+                frag_def[(i, r)] = last_def.get(r)
+            # the D -> C link
+            src = None
+            if mm.c:
+                if reaching is not None:
+                    srcs = set()
+                    for r in set(mm.c):
+                        defs = reaching(i, r)
+                        srcs.add(tuple(defs) if len(defs) != 1 else defs[0])
+                    if len(srcs) == 1:
+                        cand = next(iter(srcs))
+                        if isinstance(cand, int) and mma_d.get(cand) == mm.c:
+                            src = cand
+                    c_from_mma[i] = all(isinstance(s, int) and s in mma_d for s in srcs)
+                else:
+                    srcs = {last_def.get(r) for r in mm.c}
+                    if len(srcs) == 1:
+                        cand = next(iter(srcs))
+                        if cand is not None and mma_d.get(cand) == mm.c:
+                            src = cand
+                    c_from_mma[i] = all(s is not None and s in mma_d for s in srcs)
+            if src is not None:
+                pred[i] = src
+            mmas.append(mm)
+            mma_d[i] = mm.d
+            for r in du(i)[0]:
+                last_def[r] = i
+            for r in mm.d:
+                cur_d[r] = i
+            continue
+        if pending is None and phase >= 0 and base in _CONTROL:
+            pending = ("control flow", i, None)
+        if interesting.isdisjoint(_mentions(st)):
+            continue
+        defs, uses = du(i)
+        if pending is None and phase >= 0:
+            if cur_d:
+                for r in uses:
+                    if r in cur_d:
+                        pending = ("epilogue reads an accumulator", i, r)
+                        break
+        for r in defs:
+            last_def[r] = i
+            cur_d.pop(r, None)
+    return _Scan(mmas, pred, phase_of, starts, frag_def, c_from_mma)
+
+
+def chains(fn: Function, fa=None) -> list[tuple[int, ...]]:
+    """Every chain as the statement numbers of its mma, in program order of their heads.
+
+    mma k continues mma j when k's C registers are exactly j's D registers and j's
+    definition is the one reaching k's C (reaching definitions with `fa`, else names in
+    straight-line code). A D that feeds two C lists forks: the later consumer starts a
+    chain of its own.
+    """
+    return _chains_of(_scan(fn, fa))
+
+
+def _chains_of(sc: _Scan) -> list[tuple[int, ...]]:
+    succ: dict[int, int] = {}
+    for dst, src in sorted(sc.pred.items()):
+        if src not in succ:
+            succ[src] = dst
+    heads = [m.index for m in sc.mmas
+             if m.index not in sc.pred or succ.get(sc.pred[m.index]) != m.index]
+    out = []
+    for h in heads:
+        c = [h]
+        while c[-1] in succ:
+            c.append(succ[c[-1]])
+        out.append(tuple(c))
+    return out
+
+
+# ---------------------------------------------------------------- phases
+
+@dataclass
+class Phase:
+    index: int                      # 1-based
+    mmas: list                      # Mma in program order
+    first: int                      # statement numbers of the first and last mma
+    last: int
+    first_line: int
+    last_line: int                  # the last mma's last physical line
+    start_reason: str               # why a new phase starts here
+    start_at: Optional[int]         # the statement that caused it (None for the first)
+    start_register: Optional[str]
+    chains: list                    # tuple of mma statement numbers per chain
+    chain_count: int
+    chain_length: Optional[int]     # None when chains differ in length
+    chain_lengths: list
+    shape: str
+    m: int
+    n: int
+    k: int
+    m_tiles: int
+    n_tiles: int
+    k_slices: int
+    dense: bool
+    a_fragments: list               # register tuples, first-use order
+    b_fragments: list               # register tuples, first-use order
+    bias_seeds: list                # registers, first-use order
+    bias_seed_offsets: dict         # reg -> weight-image offset (None: not resolved)
+    bias_seeds_by_offset: list      # registers sorted by offset (resolved ones)
+    b_weight_range: Optional[tuple] # [lo, hi) bytes of the B fragments in the weight image
+    b_unresolved: int               # B registers without a weight-image offset
+    gap_first: Optional[int] = None  # statements between this phase and the next one
+    gap_last: Optional[int] = None
+    gap_counts: list = field(default_factory=list)   # [(family, count)] first-seen order
+    notes: list = field(default_factory=list)
+
+    @property
+    def geometry(self) -> str:
+        return f"{self.m}x{self.n}x{self.k}"
+
+    @property
+    def gap(self) -> Optional[str]:
+        if self.gap_first is None:
+            return None
+        return ", ".join(f"{f} x{c}" for f, c in self.gap_counts) or "nothing"
+
+    @property
+    def bias_offset_range(self) -> Optional[tuple]:
+        offs = [o for o in self.bias_seed_offsets.values() if o is not None]
+        return (min(offs), max(offs)) if offs else None
+
+    def to_json(self) -> dict:
+        return {"index": self.index, "mma": len(self.mmas),
+                "statements": [self.first, self.last], "lines": [self.first_line, self.last_line],
+                "start": {"reason": self.start_reason,
+                          "at": f"s{self.start_at}" if self.start_at else None,
+                          "register": self.start_register},
+                "shape": self.shape, "geometry": self.geometry,
+                "m": self.m, "n": self.n, "k": self.k, "m_tiles": self.m_tiles,
+                "n_tiles": self.n_tiles, "k_slices": self.k_slices,
+                "chains": self.chain_count, "chain_length": self.chain_length,
+                "chain_lengths": self.chain_lengths, "dense": self.dense,
+                "a_fragments": [list(a) for a in self.a_fragments],
+                "b_fragment_count": len(self.b_fragments),
+                "bias_seeds": self.bias_seeds,
+                "bias_seed_offsets": self.bias_seed_offsets,
+                "bias_seeds_by_offset": self.bias_seeds_by_offset,
+                "bias_offset_range": list(self.bias_offset_range) if self.bias_offset_range else None,
+                "b_weight_range": list(self.b_weight_range) if self.b_weight_range else None,
+                "b_unresolved": self.b_unresolved,
+                "gap": {"statements": [self.gap_first, self.gap_last],
+                        "counts": [[f, c] for f, c in self.gap_counts],
+                        "summary": self.gap} if self.gap_first is not None else None,
+                "notes": self.notes}
+
+
+def opcode_family(st: Statement) -> str:
+    """A short family name for gap summaries: `ld.global`, `st.shared`, `bar.warp.sync`,
+    `cvt`, `mov`, ... (memory operations keep their state space, barriers their kind)."""
+    if st.is_label:
+        return "label"
+    base = st.base
+    mods = st.modifiers
+    space = state_space(st.opcode)          # memory operations (rrsplice.ptx.isa)
+    if space is not None:
+        return base if space == "generic" else f"{base}.{space}"
+    if base in ("bar", "barrier"):
+        kept = [m for m in mods if m in ("warp", "sync", "arrive", "red", "cta", "cluster",
+                                          "wait")]
+        return ".".join([base] + kept)
+    return base
+
+
+def _gap_counts(stmts, first: int, last: int) -> list:
+    counts: Counter = Counter()
+    order: list = []
+    for st in stmts[first - 1:last]:
+        fam = opcode_family(st)
+        if fam not in counts:
+            order.append(fam)
+        counts[fam] += 1
+    return [(f, counts[f]) for f in order]
+
+
+def phases(fn: Function, fa=None) -> list[Phase]:
+    """The phases (GEMMs) of the function's mma, in program order (see the module doc)."""
+    sc = _scan(fn, fa)
+    if not sc.mmas:
+        return []
+    all_chains = _chains_of(sc)
+    by_phase: dict[int, list] = {}
+    for m in sc.mmas:
+        by_phase.setdefault(sc.phase_of[m.index], []).append(m)
+    chains_by_phase: dict[int, list] = {}
+    cross = Counter()
+    for c in all_chains:
+        # a chain never spans phases: cut it where the phase changes
+        cur = [c[0]]
+        for idx in c[1:]:
+            if sc.phase_of[idx] != sc.phase_of[cur[-1]]:
+                chains_by_phase.setdefault(sc.phase_of[cur[-1]], []).append(tuple(cur))
+                cross[sc.phase_of[idx]] += 1
+                cur = [idx]
+            else:
+                cur.append(idx)
+        chains_by_phase.setdefault(sc.phase_of[cur[-1]], []).append(tuple(cur))
+    prov = _provenance_helpers(fa)
+    stmts = fn.statements
+    mma_at = {m.index: m for m in sc.mmas}
+    out: list[Phase] = []
+    nphase = len(by_phase)
+    for p in range(nphase):
+        ms = by_phase[p]
+        chs = sorted(chains_by_phase.get(p, []), key=lambda c: c[0])
+        ph = _build_phase(p, ms, chs, sc, mma_at, prov, fa)
+        if cross[p]:
+            ph.notes.append(f"{cross[p]} chain(s) continue an accumulator of an earlier phase")
+        out.append(ph)
+    for a, b in zip(out, out[1:]):
+        if b.first - 1 >= a.last + 1:
+            a.gap_first, a.gap_last = a.last + 1, b.first - 1
+        else:
+            a.gap_first, a.gap_last = a.last + 1, a.last
+        a.gap_counts = _gap_counts(stmts, a.gap_first, a.gap_last)
+    return out
+
+
+def _provenance_helpers(fa):
+    if fa is None:
+        return None
+    from .provenance import weight_offset
+    return lambda index, reg: weight_offset(fa, index, reg)
+
+
+def _frag_key(sc: _Scan, idx: int, regs: tuple, fa=None) -> tuple:
+    """What identifies a fragment: the value of each register (rrsplice.analysis.fragvalue) with an
+    analysis, else the register and its definition in straight-line code."""
+    if fa is not None:
+        from .fragvalue import value_key
+        return tuple(value_key(fa, idx, r) for r in regs)
+    return tuple((r, sc.frag_def.get((idx, r))) for r in regs)
+
+
+def _build_phase(p: int, ms: list, chs: list, sc: _Scan, mma_at: dict, prov,
+                 fa=None) -> Phase:
+    first, last = ms[0], ms[-1]
+    reason, at, reg = sc.phase_starts[p]
+    shapes = Counter(m.shape for m in ms)
+    shape = shapes.most_common(1)[0][0]
+    mm, nn, kk = ms[0].m, ms[0].n, ms[0].k
+    notes = []
+    if len(shapes) > 1:
+        notes.append("mixed shapes: " + ", ".join(sorted(shapes)))
+    lengths = sorted({len(c) for c in chs})
+    chain_length = lengths[0] if len(lengths) == 1 else None
+    if chain_length is None:
+        notes.append("chains differ in length: " + ", ".join(map(str, lengths)))
+    a_seq_ids: dict = {}
+    b_seq_ids: dict = {}
+    pairs = []
+    for c in chs:
+        a_seq = tuple(_frag_key(sc, i, mma_at[i].a, fa) for i in c)
+        b_seq = tuple(_frag_key(sc, i, mma_at[i].b, fa) for i in c)
+        pairs.append((a_seq_ids.setdefault(a_seq, len(a_seq_ids)),
+                      b_seq_ids.setdefault(b_seq, len(b_seq_ids))))
+    m_tiles, n_tiles = len(a_seq_ids), len(b_seq_ids)
+    k_slices = max(lengths) if lengths else 0
+    dense = (len(chs) == m_tiles * n_tiles and len(set(pairs)) == len(chs))
+    # fragments in first-use order
+    a_frags, b_frags, seen_a, seen_b = [], [], set(), set()
+    for m in ms:
+        ka, kb = _frag_key(sc, m.index, m.a, fa), _frag_key(sc, m.index, m.b, fa)
+        if ka not in seen_a:
+            seen_a.add(ka)
+            a_frags.append(m.a)
+        if kb not in seen_b:
+            seen_b.add(kb)
+            b_frags.append(m.b)
+    # bias seeds: C operands whose value no mma produced
+    seeds, seed_at, seen_s = [], {}, set()
+    for m in ms:
+        if m.index in sc.pred or sc.c_from_mma.get(m.index):
+            continue
+        for r in m.c:
+            key = (r, sc.frag_def.get((m.index, r)))
+            if key not in seen_s:
+                seen_s.add(key)
+                seeds.append(r)
+                seed_at.setdefault(r, m.index)
+    seed_offsets: dict = {}
+    b_range = None
+    b_unresolved = 0
+    if prov is not None:
+        for r in seeds:
+            seed_offsets[r] = prov(seed_at[r], r)
+        lo = hi = None
+        for m in ms:
+            for r in m.b:
+                off = prov(m.index, r)
+                if off is None:
+                    b_unresolved += 1
+                    continue
+                lo = off if lo is None else min(lo, off)
+                hi = off + 4 if hi is None else max(hi, off + 4)
+        if lo is not None:
+            b_range = (lo, hi)
+    else:
+        seed_offsets = {r: None for r in seeds}
+        b_unresolved = sum(len(m.b) for m in ms)
+    resolved = [r for r in seeds if seed_offsets.get(r) is not None]
+    by_offset = sorted(resolved, key=lambda r: (seed_offsets[r], seeds.index(r)))
+    return Phase(index=p + 1, mmas=ms, first=first.index, last=last.index,
+                 first_line=first.line, last_line=last.end_line,
+                 start_reason=reason, start_at=at if p else None, start_register=reg,
+                 chains=chs, chain_count=len(chs), chain_length=chain_length,
+                 chain_lengths=lengths, shape=shape,
+                 m=mm * m_tiles, n=nn * n_tiles, k=kk * k_slices,
+                 m_tiles=m_tiles, n_tiles=n_tiles, k_slices=k_slices, dense=dense,
+                 a_fragments=a_frags, b_fragments=b_frags, bias_seeds=seeds,
+                 bias_seed_offsets=seed_offsets, bias_seeds_by_offset=by_offset,
+                 b_weight_range=b_range, b_unresolved=b_unresolved, notes=notes)

@@ -1,0 +1,2 @@
+"""The fragment family: NVIDIA fragment layouts, fragment maps of each phase, their
+pictures and reports, and the layer descriptor."""

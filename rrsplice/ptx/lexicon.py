@@ -1,0 +1,62 @@
+"""Regular expressions shared by the Lark grammar and the statement splitter.
+
+The grammar file refers to these as `@NAME@` placeholders, so the run of statements Lark
+sees as one token is split afterwards with exactly the same item patterns. Possessive
+quantifiers (Python 3.11+) keep failing matches linear.
+"""
+
+import re
+
+# whitespace and comments, any mix
+TRIVIA = r"(?:\s|//[^\n]*+|/\*[^*]*+\*++(?:[^/*][^*]*+\*++)*+/)"
+
+# `NAME:` but not `::` (which appears inside opcodes such as `shared::cta`)
+LABEL = r"[A-Za-z_$%][\w$]*+[ \t]*+:(?!:)"
+
+# guard, opcode, operand text up to ';'; operand text may hold `{...}` lists (no ';'
+# inside), comments and line breaks
+INSTRUCTION = (r"(?:@[ \t]*+(?:![ \t]*+)?[%A-Za-z_$][\w$]*+[ \t]++)?[a-z][\w$]*+(?:(?:\.|::)[\w$]++)*+"
+               r"[^;{}\"/]*+(?:(?:\{[^;{}]*+\}|//[^\n]*+|/\*[^*]*+\*++(?:[^/*][^*]*+\*++)*+/)"
+               r"[^;{}\"/]*+)*+;")
+
+# a label that names a directive rather than code: `$L__BRX_0: .branchtargets $L1, $L2;`,
+# `prototype_0 : .callprototype (.param .b32 _) _ (.param .b32 _);`, `.calltargets`
+LABELLED_DIRECTIVE = r"\s*+\.(?:branchtargets|calltargets|callprototype)\b[^;{}]*+;"
+
+ITEM = f"(?:{LABEL}(?:{LABELLED_DIRECTIVE})?|{INSTRUCTION})"
+
+# a block-scoped declaration simple enough to take inside a SCOPE token
+SIMPLE_DECL = r"\.(?:reg|param|local|shared)\b[^;{}=]*+;"
+
+# a nested `{ ... }` block holding only simple declarations, statements, trivia and (up to
+# two levels of) such blocks: NVIDIA's `{ cvt.f32.f16 %f1, %rs1;}` and
+# `{.reg .f16 low, high; mov.b32 {low, high}, %r9; ...}` scopes, and call blocks.
+_SCOPE1 = f"\\{{(?:{TRIVIA}|{SIMPLE_DECL}|{ITEM})*+\\}}"
+_SCOPE2 = f"\\{{(?:{TRIVIA}|{SIMPLE_DECL}|{ITEM}|{_SCOPE1})*+\\}}"
+SCOPE = f"\\{{(?:{TRIVIA}|{SIMPLE_DECL}|{ITEM}|{_SCOPE2})*+\\}}"
+
+# A run of statements and simple scopes (with the trivia between them) is ONE token: a
+# 40k-line body of instructions and `{ cvt ...; }` blocks reaches the LALR parser as a few
+# tokens, and rrsplice.ptx.parser splits it with SPLIT.
+STATEMENTS = f"(?:{ITEM}|{SCOPE})(?:{TRIVIA}*+(?:{ITEM}|{SCOPE}))*+"
+
+# the splitter: one match per label (`ldir` when it labels a directive), instruction,
+# simple declaration or simple scope, each with the trivia before it
+SPLIT = re.compile(f"{TRIVIA}*+(?:(?P<label>{LABEL})(?P<ldir>{LABELLED_DIRECTIVE})?"
+                   f"|(?P<instr>{INSTRUCTION})|(?P<decl>{SIMPLE_DECL})|(?P<scope>{SCOPE}))")
+
+# pieces of a simple declaration: its attributes, then its names
+DECL_ATTR = re.compile(r"\s*(\.[A-Za-z_][\w$]*)(?:[ \t]+(\d+))?")
+DECL_NAME = re.compile(r"\s*([A-Za-z_$%][\w$]*)\s*(?:<\s*(\d+)\s*>)?((?:\s*\[\s*\d*\s*\])*)\s*([,;])")
+
+# TRIVIA's run is possessive: a greedy `(?:...)+` makes Python's matcher keep one
+# backtracking frame per repetition, about 150 bytes of memory per character of a long
+# run of top-level whitespace (1 MB of blanks cost ~450 MB in the whole parse)
+PLACEHOLDERS = {"@STATEMENTS@": STATEMENTS, "@TRIVIA@": TRIVIA + "++", "@SCOPE@": SCOPE}
+
+
+def grammar_text(raw: str) -> str:
+    """Substitute the shared patterns into the grammar (slashes escaped for Lark)."""
+    for key, pattern in PLACEHOLDERS.items():
+        raw = raw.replace(key, pattern.replace("/", "\\/"))
+    return raw

@@ -1,0 +1,417 @@
+"""`rrsplice recipe port`: retarget a recipe to another variant of its kernel.
+
+The reference function (where the recipe's lines fall) and the target are aligned statement
+by statement (:mod:`rrsplice.workflow.align`); the recipe's region must align one to one, and its
+registers and symbols must map one to one. The ported recipe is a new self-contained module:
+the cut's lines, the register lists (``A_REGS``, ``RET_REGS``...), the call/insert/tail text
+and the constants are rewritten through the maps, then the new recipe is checked against the
+target with every check of ``rrsplice check``; nothing is written when the region does not
+align (the message names the first point of disagreement) or the check finds errors.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import tempfile
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Optional
+
+from .align import Disagreement, align
+from ..infra.cache import load_module
+from ..ptx.errors import RRSpliceError
+from ..infra.fsutil import write_atomic
+from ..ptx.model import Function, Module
+from .recipe import Recipe, load_recipe, resolve_module
+from ..ptx.select import SelectionError, lines_to_range
+
+PORTABLE_FORMS = ("cut_call", "delete", "cut_after", "debug", "baseline", "replace_body")
+_TOKEN = re.compile(r"%[A-Za-z_$][\w$]*|[A-Za-z_$][\w$]*")
+_CONST = re.compile(r"^[A-Z][A-Z0-9_]*$")
+
+
+class PortError(RRSpliceError):
+    """The recipe cannot be ported: regions that do not align, or a ported recipe that
+    fails its checks (exit 1: a finding about the inputs, not a usage error)."""
+    exit_code = 1
+
+
+@dataclass
+class PortResult:
+    source: Path
+    output: Optional[Path]
+    reference: str                   # function names
+    target: str
+    module: Path
+    region: Optional[tuple] = None   # ((a_first, a_last), (b_first, b_last)) statement numbers
+    lines: Optional[tuple] = None    # the new (first, end) of a line-based form
+    registers: dict = field(default_factory=dict)   # used registers A -> B that changed
+    symbols: dict = field(default_factory=dict)
+    report: object = None
+    text: str = ""
+
+    @property
+    def inclusive_lines(self) -> Optional[tuple]:
+        """The new lines as messages give them: first..last, inclusive."""
+        if not self.lines:
+            return None
+        if len(self.lines) == 2:
+            return (self.lines[0], self.lines[1] - 1)
+        return tuple(self.lines)
+
+    def to_json(self) -> dict:
+        r = self.region
+        return {"ok": True, "recipe": str(self.source),
+                "output": str(self.output) if self.output else None,
+                "reference": self.reference, "target": self.target, "module": str(self.module),
+                "region": ({"reference": f"s{r[0][0]}-s{r[0][1]}",
+                            "target": f"s{r[1][0]}-s{r[1][1]}"} if r else None),
+                # physical lines, inclusive (the recipe's own CUT_CALL/DELETE are
+                # half-open: `cut`)
+                "lines": list(self.inclusive_lines) if self.lines else None,
+                "cut": list(self.lines) if self.lines else None,
+                "registers": self.registers, "symbols": self.symbols,
+                "warnings": len(self.report.warnings) if self.report else 0}
+
+
+def _split_to(to: str) -> tuple[Path, Optional[str]]:
+    """`MODULE[:ENTRY]` (a Windows drive letter is not an entry)."""
+    m = re.match(r"^(.*\.ptx):([A-Za-z_$][\w$]*)$", to)
+    if m:
+        return Path(m.group(1)), m.group(2)
+    return Path(to), None
+
+
+def _target_function(module: Module, entry: Optional[str], rec: Recipe, path: Path) -> Function:
+    bodies = [f for f in module.functions if f.has_body]
+    if entry:
+        for f in bodies:
+            if f.name == entry:
+                return f
+        raise PortError(f"{path} defines no function {entry!r} with a body (it has: "
+                        + ", ".join(f.name for f in bodies) + ")")
+    if rec.entries:
+        from .recipe import matches_family
+        fam = [f for f in bodies if matches_family(rec, f.name)]
+        if len(fam) == 1:
+            return fam[0]
+    ents = [f for f in bodies if f.is_entry]
+    if len(ents) == 1:
+        return ents[0]
+    raise PortError(f"{path} has several entries; name one: --to {path}:ENTRY ("
+                    + ", ".join(f.name for f in ents) + ")")
+
+
+def _reference_lines(rec: Recipe) -> Optional[tuple[int, int]]:
+    """The physical lines (first, last inclusive) a line-based form acts on."""
+    if rec.form == "cut_call":
+        return rec.cut_call[0], rec.cut_call[1] - 1
+    if rec.form == "delete":
+        return rec.delete[0], rec.delete[1] - 1
+    if rec.form == "cut_after":
+        return rec.cut_after, rec.cut_after
+    if rec.form == "debug":
+        return rec.debug[0], rec.debug[0]
+    return None
+
+
+class _Mapper:
+    """Rewrites names in text and values through the register and symbol maps."""
+
+    def __init__(self, rmap: dict, smap: dict, declared: set):
+        self.rmap, self.smap, self.declared = rmap, smap, declared
+        self.used: dict = {}
+        self.unmapped: list = []
+
+    def name(self, tok: str) -> str:
+        if tok.startswith("%"):
+            if tok in self.rmap:
+                if self.rmap[tok] != tok:
+                    self.used[tok] = self.rmap[tok]
+                return self.rmap[tok]
+            if tok in self.declared and tok not in self.unmapped:
+                self.unmapped.append(tok)
+            return tok
+        new = self.smap.get(tok, tok)
+        if new != tok:
+            self.used[tok] = new
+        return new
+
+    def text(self, s: str) -> str:
+        return _TOKEN.sub(lambda m: self.name(m.group(0)), s)
+
+    def value(self, v):
+        if isinstance(v, str):
+            return self.text(v)
+        if isinstance(v, (list, tuple)):
+            out = [self.value(x) for x in v]
+            return tuple(out) if isinstance(v, tuple) else out
+        if isinstance(v, dict):
+            return {k: self.value(x) for k, x in v.items()}
+        return v
+
+
+def _plain(v) -> bool:
+    if isinstance(v, (str, int, float, bool)) or v is None:
+        return True
+    if isinstance(v, (list, tuple)):
+        return all(_plain(x) for x in v)
+    if isinstance(v, dict):
+        return all(isinstance(k, str) and _plain(x) for k, x in v.items())
+    return False
+
+
+def _line_shift(fa, fb, al, line: int, *, at_end: bool) -> int:
+    """Map a physical line of the reference that ends (or starts) an aligned statement."""
+    for st in fa.statements:
+        edge = st.end_line if at_end else st.line
+        if edge == line and st.index in al.pairs:
+            sb = fb.statements[al.pairs[st.index] - 1]
+            return sb.end_line if at_end else sb.line
+    raise PortError(f"line {line} of {fa.name} {'ends' if at_end else 'starts'} no aligned "
+                    "statement")
+
+
+def port_recipe(recipe, to: str, *, out=None, corpus=None, force: bool = False,
+                write: bool = True) -> PortResult:
+    """Port `recipe` (a Recipe or path) to `to` (``MODULE[:ENTRY]``); see the module doc."""
+    from ..check import check_recipe
+    rec = recipe if isinstance(recipe, Recipe) else load_recipe(recipe)
+    if rec.form not in PORTABLE_FORMS:
+        raise PortError(f"{rec.path}: the {rec.form} form cannot be ported")
+    if rec.form == "debug" and callable(rec.debug_block):
+        raise PortError(f"{rec.path}: debug_block is a function; its text cannot be "
+                        "rewritten (port the cut form, or give the block as text)")
+    if any(callable(r["replace"]) for r in rec.rewrites):
+        raise PortError(f"{rec.path}: a rewrite rule's replace= is a function; only "
+                        "templates can be ported")
+    ref_path, _note = resolve_module(rec, corpus)
+    ma = load_module(ref_path)
+    mod_path, entry = _split_to(to)
+    if not mod_path.is_file():
+        raise PortError(f"{mod_path}: no such module")
+    mb = load_module(mod_path)
+    fb = _target_function(mb, entry, rec, mod_path)
+    lines = _reference_lines(rec)
+    if lines is not None:
+        fa = next((f for f in ma.functions if f.has_body and f.line <= lines[0] <= f.end_line),
+                  None)
+    elif rec.form == "replace_body" and isinstance(rec.replace_body, str):
+        fa = next((f for f in ma.functions if f.name == rec.replace_body), None)
+    else:
+        from ..check.target import _entry_function
+        fa = _entry_function(ma, rec)
+    if fa is None:
+        raise PortError(f"{rec.path}: cannot tell which function of {ref_path.name} the "
+                        "recipe acts on")
+    res = PortResult(source=rec.path, output=None, reference=fa.name, target=fb.name,
+                     module=mod_path)
+    al = align(fa, fb)
+    rmap, smap = al.global_maps()
+    new_lines = None
+    if rec.form in ("cut_call", "delete"):
+        try:
+            rng = lines_to_range(fa, *lines)
+        except SelectionError as exc:
+            raise PortError(f"{rec.path}: {exc}") from None
+        got = al.region(rng.first, rng.last)
+        if isinstance(got, Disagreement):
+            raise PortError(f"cannot port {rec.path.name} to {fb.name}: "
+                            + got.render(fa, fb))
+        maps = al.map_names(rng.first, rng.last)
+        if isinstance(maps, Disagreement):
+            raise PortError(f"cannot port {rec.path.name} to {fb.name}: "
+                            + maps.render(fa, fb))
+        rmap = {**rmap, **maps[0]}
+        smap = {**smap, **maps[1]}
+        res.region = ((rng.first, rng.last), got)
+        sa1, sa2 = fa.statements[rng.first - 1], fa.statements[rng.last - 1]
+        sb1, sb2 = fb.statements[got[0] - 1], fb.statements[got[1] - 1]
+        first, end = (rec.cut_call if rec.form == "cut_call" else rec.delete)
+        new_lines = (first + sb1.line - sa1.line, end + sb2.end_line - sa2.end_line)
+    elif rec.form in ("cut_after", "debug"):
+        new_line = _line_shift(fa, fb, al, lines[0], at_end=True)
+        new_lines = (new_line,)
+    declared = fa.register_names()
+    mp = _Mapper(rmap, smap, declared)
+    dest = Path(out) if out is not None else default_port_output(rec, fb.name)
+    if dest.is_dir():
+        dest = dest / default_port_output(rec, fb.name).name
+    res.text = _render(rec, mp, mb, mod_path, fb, new_lines, corpus, dest=dest,
+                       reference=(fa, ref_path), region=res.region)
+    if mp.unmapped:
+        raise PortError(f"cannot port {rec.path.name} to {fb.name}: the recipe names "
+                        + ", ".join(mp.unmapped[:8]) + " which the alignment does not map "
+                        "(no aligned statement uses them)")
+    res.registers = {k: v for k, v in mp.used.items() if k.startswith("%")}
+    res.symbols = {k: v for k, v in mp.used.items() if not k.startswith("%")}
+    res.lines = new_lines
+    if dest.exists() and not force and write:
+        raise PortError(f"{dest} exists; use --force to overwrite it")
+    if dest.resolve() == rec.path.resolve():
+        raise PortError(f"refusing to write over the recipe {rec.path}")
+    if dest.suffix != ".py":
+        from ..infra.fsutil import WriteError
+        raise WriteError(dest, "a recipe is imported as Python, so its file name must end in "
+                         ".py; choose another -o", "bad-output")
+    # re-check: the ported recipe against the target, before anything is written; what it
+    # says about the temporary copy is said about the output
+    with tempfile.TemporaryDirectory(prefix="rrsplice-port-") as tmp:
+        probe = Path(tmp) / dest.name
+
+        def named(text: str) -> str:
+            return text.replace(str(probe), str(dest)).replace(str(tmp), str(dest.parent))
+        probe.write_text(res.text)
+        try:
+            ported = load_recipe(probe)
+            rep = check_recipe(ported, corpus, module_path=mod_path, module=mb)
+        except RRSpliceError as exc:
+            raise PortError(named(f"the recipe ported to {fb.name} does not load; nothing "
+                                  f"written: {exc.diagnostic()}")) from None
+        errors = [named(f.render()) for f in rep.errors[:12]]
+    ported.path = dest
+    res.report = rep
+    if not rep.ok:
+        raise PortError(f"the recipe ported to {fb.name} fails its checks; nothing written:\n"
+                        + "\n".join("  " + e for e in errors))
+    if write:
+        write_atomic(dest, res.text.encode("utf-8"), protect=(rec.path, mod_path),
+                     implicit=out is None)
+        res.output = dest
+    return res
+
+
+def default_port_output(rec: Recipe, entry: str) -> Path:
+    """`<recipe dir>/<recipe stem>.<target entry>.py`."""
+    return rec.path.parent / f"{rec.path.stem}.{entry}.py"
+
+
+def _file_value(mod_path: Path, rec: Recipe, corpus, dest: Optional[Path] = None) -> str:
+    """The target module's name when the corpus lookup (from where the ported recipe is
+    written) finds that very file, else its path relative to the ported recipe (as
+    `recipe new` writes it: the recipe keeps working when the tree is moved)."""
+    from .recipe import corpus_dirs
+    where = (dest.resolve().parent if dest is not None else rec.path.parent)
+    for d, _why in corpus_dirs(corpus, where):
+        cand = d / mod_path.name
+        if cand.is_file():
+            try:
+                if os.path.samefile(cand, mod_path):
+                    return mod_path.name
+            except OSError:
+                pass
+            break
+    rel = os.path.relpath(mod_path.resolve(), where)
+    return rel if os.sep in rel else f"./{rel}"
+
+
+def _docstring(rec: Recipe, mod_path: Path, fb: Function, consts: dict, reference,
+               region) -> list:
+    """The ported recipe's docstring lines: the reference's first paragraph as one
+    sentence, how it was ported, the fragment maps of the TARGET's registers (recomputed,
+    as `recipe new` writes them), then the reference's own description, marked as such."""
+    from .scaffold import _wrap
+    paras = [p for p in re.split(r"\n\s*\n", (rec.doc or "").strip()) if p.strip()]
+    head = " ".join(paras[0].split()) if paras else f"Recipe {rec.path.name}."
+    out = _wrap(f"{head.rstrip('.')} -- ported to {fb.name}.")
+    out += [""] + _wrap(f"Written by `rrsplice recipe port {rec.path.name} --to "
+                        f"{mod_path.name}:{fb.name}` from {rec.path.name}: the statements "
+                        "were aligned with the reference and every register, symbol and "
+                        "line below was rewritten through that alignment, then checked "
+                        "against the target.")
+    groups = [(k, consts[k], way) for k, way in (("A_REGS", "in"), ("C_REGS", "in"),
+                                                  ("RET_REGS", "out"))
+              if isinstance(consts.get(k), list)]
+    if groups and region is not None:
+        from ..infra.cache import load_analysis
+        from ..fragments.report import cut_lines
+        from ..ptx.select import StatementRange
+        (b_first, b_last) = region[1]
+        maps = cut_lines(fb, load_analysis(fb.module, fb), StatementRange(b_first, b_last),
+                         groups)
+        if maps:
+            out += [""] + _wrap("Fragment maps of the target (`rrsplice fragments` on this "
+                                "recipe; layouts from PTX ISA 9.7.14.5): what each passed "
+                                "and returned register holds in its phase's matrices, per "
+                                "lane (g, t) and element e.") + maps
+    rest = [p for p in paras[1:] if not p.lstrip().startswith("Fragment maps")]
+    if rest:
+        fa, ref_path = reference
+        out += [""] + _wrap(f"The reference recipe's description (its statements, lines "
+                            f"and registers are those of {fa.name} in {ref_path.name}):")
+        for p in rest:
+            out += [""] + ["    " + x if x.strip() else "" for x in p.splitlines()]
+    return [x.replace("\\", "\\\\").replace('"""', '\\"\\"\\"') for x in out]
+
+
+def _render(rec: Recipe, mp: _Mapper, mb: Module, mod_path: Path, fb: Function, new_lines,
+            corpus, dest: Optional[Path] = None, reference=None, region=None) -> str:
+    """The ported recipe module's text (self-contained, data only)."""
+    mod = rec.module
+    consts = {}
+    for name in sorted(vars(mod)):
+        if _CONST.match(name) and _plain(getattr(mod, name)):
+            consts[name] = mp.value(getattr(mod, name))
+    file_value = _file_value(mod_path, rec, corpus, dest)
+    consts["MODULE"] = file_value
+    consts["ENTRY"] = fb.name
+    if rec.form == "cut_call" and new_lines:
+        consts["CUT_CALL"] = tuple(new_lines)
+    body = {"file": "MODULE", "entry": "ENTRY"}
+    texts = {}
+    if rec.form == "cut_call":
+        body["cut_call"] = "CUT_CALL"
+        texts["CALL"] = mp.text(rec.call)
+        body["call"] = "CALL"
+    elif rec.form == "delete":
+        consts["DELETE"] = tuple(new_lines)
+        body["delete"] = "DELETE"
+        texts["INSERT"] = mp.text(rec.insert)
+        body["insert"] = "INSERT"
+        if rec.delete_check:
+            texts["DELETE_CHECK"] = tuple(mp.text(x) if x is not None else None
+                                          for x in rec.delete_check)
+            body["delete_check"] = "DELETE_CHECK"
+    elif rec.form == "cut_after":
+        consts["CUT_AFTER"] = new_lines[0]
+        body["cut_after"] = "CUT_AFTER"
+        texts["TAIL"] = mp.text(rec.tail)
+        body["tail"] = "TAIL"
+        if rec.cut_check is not None:
+            texts["CUT_CHECK"] = mp.text(rec.cut_check)
+            body["cut_check"] = "CUT_CHECK"
+    elif rec.form == "debug":
+        consts["DEBUG"] = (new_lines[0], [mp.text(r) for r in rec.debug[1]])
+        body["debug"] = "DEBUG"
+        if rec.debug_block is not None:
+            texts["DEBUG_BLOCK"] = mp.text(rec.debug_block)
+            body["debug_block"] = "DEBUG_BLOCK"
+    elif rec.form == "replace_body":
+        texts["STUB"] = mp.text(rec.stub)
+        body["replace_body"] = "ENTRY"
+        body["stub"] = "STUB"
+    if rec.extern is not None:
+        texts["EXTERN"] = mp.text(rec.extern)
+        body["extern"] = "EXTERN"
+    opts = {}
+    if rec.sust:
+        opts["sust"] = rec.sust
+    if rec.rz_round:
+        opts["rz_round"] = True
+    if rec.rewrites:
+        opts["rewrites"] = [mp.value(dict(r)) for r in rec.rewrites]
+    if rec.entries:
+        opts["entries"] = rec.entries
+    for k in texts:
+        consts.pop(k, None)
+    lines = _docstring(rec, mod_path, fb, consts, reference or (None, None), region)
+    out = ['"""' + lines[0]] + lines[1:] + ['"""', ""]
+    for k, v in consts.items():
+        out.append(f"{k} = {v!r}")
+    for k, v in texts.items():
+        out.append(f"{k} = {v!r}")
+    out += ["", "", "def recipe():",
+            "    return dict(" + ", ".join(f"{k}={v}" for k, v in body.items())
+            + "".join(f", {k}={v!r}" for k, v in opts.items()) + ")", ""]
+    return "\n".join(out)

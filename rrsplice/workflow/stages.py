@@ -1,0 +1,183 @@
+"""`rrsplice stages new`: add a debug stage to a recipe's `stages()` table.
+
+A stage is a point (the physical line after which to insert) plus the registers to store
+there, so the same values can be compared with the native body's. Stage names are
+qualified by the recipe's layer (``dec2.p1_out``), so two layers' stages never collide and a
+``--debug dec1.x`` given to the dec2 recipe is refused instead of silently resolving.
+
+The table lives in the recipe module between two marker comments, which this command
+rewrites (everything else in the file is left alone)::
+
+    # --- debug stages (rrsplice stages new) ---
+    STAGES = {
+        "dec2.p1_out": (2396, ["%r2083", "%r2084"]),
+    }
+
+
+    def stages():
+        return dict(STAGES)
+    # --- end debug stages ---
+
+`rrsplice apply RECIPE --debug dec2.p1_out` then keeps the whole body and inserts the
+recipe's `debug_block(regs)` (or the built-in block, see rrsplice.check.builtin_debug_block)
+after that line.
+"""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+from typing import Optional
+
+from ..ptx.errors import RRSpliceError
+from .recipe import RecipeError, load_recipe, resolve_module
+
+BEGIN = "# --- debug stages (rrsplice stages new) ---"
+END = "# --- end debug stages ---"
+
+
+class StageError(RRSpliceError):
+    """The stage cannot be added (bad point, undefined registers, name clash, ...)."""
+
+
+def _render(table: dict) -> str:
+    rows = []
+    for name, (line, regs) in table.items():
+        regs_txt = ", ".join(f'"{r}"' for r in regs)
+        row = f'    "{name}": ({line}, [{regs_txt}]),'
+        if len(row) > 92:
+            chunks = [", ".join(f'"{r}"' for r in regs[i:i + 6]) for i in range(0, len(regs), 6)]
+            row = (f'    "{name}": ({line}, [\n        ' + ",\n        ".join(chunks)
+                   + ",\n    ]),")
+        rows.append(row)
+    body = "\n".join(rows)
+    return (f"{BEGIN}\n# name -> (physical line after which the registers are stored, "
+            f"[registers]); names are\n# qualified by layer. Build one with: "
+            f"rrsplice apply RECIPE --debug NAME\nSTAGES = {{\n{body}\n}}\n\n\n"
+            f"def stages():\n    \"\"\"Debug stages: name -> (line, [registers]).\"\"\"\n"
+            f"    return dict(STAGES)\n{END}\n")
+
+
+def _split_regs(text: str) -> list:
+    regs = [r for r in re.split(r"[\s,]+", text.strip()) if r]
+    for r in regs:
+        if not re.fullmatch(r"%?[A-Za-z_$][A-Za-z0-9_$.]*", r):
+            raise StageError(f"{r!r} is not a register name")
+    return regs
+
+
+def _table_in(path: Path, text: str, rec) -> dict:
+    """The stages table as the file holds it now: the literal between the markers (what
+    this command writes), else what the recipe's `stages()` returned when it was loaded."""
+    import ast
+    block = text[text.index(BEGIN):text.index(END)]
+    m = re.search(r"^STAGES = (\{.*?^\})", block, re.S | re.M)
+    if m is not None:
+        try:
+            table = ast.literal_eval(m.group(1))
+        except (ValueError, SyntaxError, MemoryError, RecursionError):
+            table = None
+        if isinstance(table, dict):
+            return table
+    return rec.stages()
+
+
+def add_stage(recipe, *, at: Optional[str] = None, line: Optional[int] = None,
+              regs=None, phase: Optional[int] = None, name: Optional[str] = None,
+              corpus=None, any_module: bool = False) -> dict:
+    """Add (or replace nothing: a clash is an error) one stage; returns what was added."""
+    from ..check import (Report, Target, _check_point, _entry_function,
+                        qualify_stage)
+    path = Path(recipe)
+    rec = load_recipe(path)
+    if sum(x is not None for x in (at, line, phase)) != 1:
+        raise StageError("give exactly one of --at sN, --line L, --phase P")
+    if phase is None and not regs:
+        raise StageError("--regs is required with --at/--line (--phase picks its own)")
+    mpath, _note = resolve_module(rec, corpus, any_module=any_module)
+    from ..infra.cache import load_module
+    m = load_module(mpath)
+    fn = _entry_function(m, rec)
+    if fn is None:
+        raise StageError(f"{mpath}: cannot tell which function {path.name} is for")
+    layer = rec.layer
+    reg_list = _split_regs(regs) if isinstance(regs, str) else list(regs or [])
+    if at is not None:
+        try:
+            st = fn.statement(at)
+        except (KeyError, ValueError):
+            raise StageError(f"{fn.name} has no statement {at!r} (s1-s{len(fn.statements)})"
+                             ) from None
+        line = st.end_line
+        default = f"{layer}.{st.sid}"
+    elif phase is not None:
+        from ..infra.cache import load_analysis
+        from ..analysis.mma import phases
+        ph = phases(fn, load_analysis(m, fn))
+        if not 1 <= phase <= len(ph):
+            raise StageError(f"{fn.name} has phases 1-{len(ph)}, not {phase}")
+        p = ph[phase - 1]
+        line = p.last_line
+        if not reg_list:
+            by_index = {mm.index: mm for mm in p.mmas}
+            for chain in p.chains:
+                last = by_index.get(chain[-1])
+                if last is not None:
+                    reg_list.extend(r for r in last.d if r not in reg_list)
+        default = f"{layer}.p{phase}_out"
+    else:
+        default = f"{layer}.L{line}"
+    qname = qualify_stage(rec, name) if name else default
+    if qname.split(".", 1)[0] != layer:
+        raise StageError(f"stage name {qname!r} is qualified by another layer than this "
+                         f"recipe's {layer!r}")
+    if not re.fullmatch(r"[A-Za-z0-9_]+\.[A-Za-z0-9_.]+", qname):
+        raise StageError(f"stage name {qname!r}: use letters, digits and _ (e.g. {layer}.p1_out)")
+    # validate the point like `check --debug` does, before touching the file
+    t = Target(recipe=rec, path=Path(mpath), module=m, kind="point", first_line=line,
+               stage=qname, point_regs=reg_list)
+    from ..check import _function_at
+    t.fn = _function_at(m, line)
+    rep = Report(recipe=rec, target=t)
+    if t.fn is None:
+        raise StageError(f"line {line} lies in no function body of {Path(mpath).name}")
+    _check_point(rep)
+    if rep.errors:
+        raise StageError("the stage does not check:\n" + "\n".join("  " + f.render()
+                                                                   for f in rep.errors))
+    from ..infra.fsutil import locked
+    # the read-modify-write under a lock on the recipe, re-reading the table there: several
+    # `stages new` on one recipe at once each add their stage
+    with locked(path):
+        text = path.read_text(encoding="utf-8")
+        table = {}
+        if BEGIN in text and END in text:
+            table = {qualify_stage(rec, k): v for k, v in _table_in(path, text, rec).items()}
+        elif hasattr(rec.module, "stages") or hasattr(rec.module, "STAGES"):
+            raise StageError(f"{path} defines its own stages table without rrsplice's markers; "
+                             "add the stage there by hand (or wrap the table in the "
+                             f"`{BEGIN}` / `{END}` markers)")
+        if qname in table:
+            raise StageError(f"{path} already has a stage {qname!r}; pick another --name")
+        table[qname] = (line, reg_list)
+        block = _render(table)
+        if BEGIN in text and END in text:
+            a = text.index(BEGIN)
+            b = text.index(END) + len(END)
+            if b < len(text) and text[b] == "\n":
+                b += 1
+            new = text[:a] + block + text[b:]
+        else:
+            new = text + ("" if text.endswith("\n") else "\n") + "\n\n" + block
+        from .splice import write_atomic
+        write_atomic(path, new.encode("utf-8"), protect=(mpath,))
+        # make sure the edited recipe still loads
+        try:
+            load_recipe(path).stages()
+        except RecipeError as exc:
+            write_atomic(path, text.encode("utf-8"), protect=(mpath,))
+            raise StageError(f"the edited recipe no longer loads; restored it: {exc}") from None
+    st = rep.facts.stage
+    return {"recipe": str(path), "name": qname, "line": line,
+            "after": st.after if st else None,
+            "registers": reg_list, "function": fn.name}
