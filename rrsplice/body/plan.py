@@ -131,7 +131,7 @@ def plan_body(recipe, corpus=None) -> BodyPlan:
     taken = body_locals(callee, (f"d_s{mma.index}" for mma in phase.mmas))
     for a, c_name in zip(args, parameter_names([a.name for a in args], taken)):
         a.ptx_name, a.name = a.name, c_name
-    by_reg = {}
+    by_reg: dict = {}
     for f in pm.a + pm.b + pm.c:
         by_reg.setdefault(f.reg, f)
     scratch = rep.facts.scratch.symbol if rep.facts.scratch else None
@@ -143,7 +143,8 @@ def plan_body(recipe, corpus=None) -> BodyPlan:
             a.role = a.frag.matrix
     reg_arg = {a.reg: a.name for a in args if a.reg is not None}
     a_tile = {f.reg: (f.row_base, f.col_base) for f in pm.a}
-    steps, d_of = [], {}
+    steps: list = []
+    d_of: dict = {}
     for mma in phase.mmas:
         tiles = {a_tile.get(r) for r in mma.a}
         if None in tiles or len(tiles) != 1:

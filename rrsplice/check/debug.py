@@ -91,10 +91,9 @@ def _not_always_defined(rep: Report, fn: Function, index: int, regs: list) -> di
     cfg = fa.cfg
     blocks = cfg.blocks
     want = set(regs)
-    kills = [set()] * len(blocks)
-    kills = []
+    kills: list[set[str]] = []
     for b in blocks:
-        k = set()
+        k: set[str] = set()
         for i in range(b.first, b.last + 1):
             k.update(x for x in def_use(fn.statements[i - 1]).kills if x in want)
         kills.append(k)
@@ -107,6 +106,7 @@ def _not_always_defined(rep: Report, fn: Function, index: int, regs: list) -> di
         changed = False
         for bid in order:
             b = blocks[bid]
+            i_set: frozenset[str]
             if bid == 0:
                 i_set = frozenset()
             elif not b.preds:
