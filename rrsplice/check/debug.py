@@ -28,6 +28,8 @@ def _check_point(rep: Report) -> None:
                         f"{name.split('.', 1)[0]!r}, but this recipe is for {layer!r}")
     if fn is None:
         return
+    # point targets always set the line and stage, and pick a function with a body
+    assert line is not None and t.stage is not None and fn.body is not None
     body = fn.body
     if not (body.line <= line < body.end_line):
         rep.add("error", "stage-line", f"line {line} is not inside {fn.name}'s body "
@@ -72,6 +74,7 @@ def _check_point(rep: Report) -> None:
 
 
 def _inside_nested_block(fn: Function, line: int) -> bool:
+    assert fn.body is not None  # only asked about a stage line inside the body
     stack = [fn.body]
     while stack:
         b = stack.pop()
