@@ -173,7 +173,7 @@ def _scratch_overlap(fa, fn: Function, sp: SpliceText, sym: str, size: int, load
         if addr is None:
             unresolved.append(acc)
             continue
-        f = (lambda e: 0) if isinstance(addr.base, Symbol) else lookup(st, addr.base.key)
+        f = lookup(st, addr.base.key) if isinstance(addr.base, Reg) else (lambda e: 0)
         if f is None:
             unresolved.append(acc)
             continue

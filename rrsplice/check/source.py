@@ -31,7 +31,8 @@ def _function_decl(fn: Function, module: Module, reg: str):
     ent = _DECLS.get(id(fn))
     if ent is None or ent[0] is not fn:
         body = [d for d in (fn.body.decls if fn.body else ()) if d.space == ".reg"]
-        ent = (fn, body, {})
+        memo: dict = {}
+        ent = (fn, body, memo)
         _DECLS.clear()
         _DECLS[id(fn)] = ent
     _, body, memo = ent
