@@ -11,10 +11,14 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Optional
+from typing import TYPE_CHECKING, Optional
 
 from ..ptx.errors import RRSpliceError
 from ..ptx.model import Address, ParenList, Reg, Symbol
+
+if TYPE_CHECKING:
+    from ..fragmap import FragReg
+    from ..mma import Phase
 
 
 class BodyError(RRSpliceError):
@@ -30,7 +34,7 @@ class Arg:
     reg: Optional[str]        # the register the call text passes (None: an address)
     symbol: Optional[str] = None      # the .shared array whose address is passed
     role: str = "other"       # "A" | "B" | "C" | "scratch" | "shared" | "other"
-    frag: object = None       # rrsplice.fragments.fragmap.FragReg for A/B/C
+    frag: Optional[FragReg] = None  # for A/B/C
     ptx_name: str = ""        # the .extern's parameter name
 
     @property
@@ -65,7 +69,7 @@ class BodyPlan:
     function: str
     callee: str
     region: str
-    phase: object             # rrsplice.analysis.mma.Phase
+    phase: Phase
     args: list
     steps: list
     rets: list
@@ -103,6 +107,9 @@ def plan_body(recipe, corpus=None) -> BodyPlan:
         raise BodyError(f"{rec.path}: `body new` needs a cut_call recipe (this one is "
                         f"{rec.form})")
     sp, fn, rng = rep.splice, t.fn, t.rng
+    # check sets the range only once it found the function, and then parses the call text
+    assert fn is not None and sp is not None
+    assert fn.module is not None  # a function of the parsed module
     stmts = fn.statements
     other = [stmts[i - 1] for i in range(rng.first, rng.last + 1) if stmts[i - 1].base != "mma"]
     if other:
@@ -131,7 +138,7 @@ def plan_body(recipe, corpus=None) -> BodyPlan:
     taken = body_locals(callee, (f"d_s{mma.index}" for mma in phase.mmas))
     for a, c_name in zip(args, parameter_names([a.name for a in args], taken)):
         a.ptx_name, a.name = a.name, c_name
-    by_reg = {}
+    by_reg: dict = {}
     for f in pm.a + pm.b + pm.c:
         by_reg.setdefault(f.reg, f)
     scratch = rep.facts.scratch.symbol if rep.facts.scratch else None
@@ -143,7 +150,8 @@ def plan_body(recipe, corpus=None) -> BodyPlan:
             a.role = a.frag.matrix
     reg_arg = {a.reg: a.name for a in args if a.reg is not None}
     a_tile = {f.reg: (f.row_base, f.col_base) for f in pm.a}
-    steps, d_of = [], {}
+    steps: list = []
+    d_of: dict = {}
     for mma in phase.mmas:
         tiles = {a_tile.get(r) for r in mma.a}
         if None in tiles or len(tiles) != 1:
@@ -153,7 +161,9 @@ def plan_body(recipe, corpus=None) -> BodyPlan:
         if missing:
             raise BodyError(f"{rec.path}: s{mma.index} reads A register(s) {missing}, which the "
                             "call does not pass")
-        m0, k0 = tiles.pop()
+        tile = tiles.pop()
+        assert tile is not None  # refused above
+        m0, k0 = tile
         var = f"d_s{mma.index}"
 
         def src(r, what):
@@ -225,7 +235,8 @@ def _args(sp, callee, call, rep) -> list:
     ops = call.operands
     names = [x.name for x in ops[1].items] if len(ops) > 1 and isinstance(ops[1], ParenList) \
         else []
-    stored, moved = {}, {}
+    stored: dict = {}
+    moved: dict[str, Optional[str]] = {}
     for st in sp.statements:
         if st.base == "mov" and len(st.operands) == 2 and isinstance(st.operands[1], Symbol):
             moved[st.operands[0].name] = st.operands[1].name

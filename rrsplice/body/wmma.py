@@ -22,6 +22,7 @@ returned) is a BodyError that says so; `--mma scalar` still covers it.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from typing import NoReturn, cast
 
 from ..fragments import rdna4_layout as rl
 from .plan import BodyError, BodyPlan
@@ -55,7 +56,7 @@ class WmmaProgram:
     wmmas: int
 
 
-def _unsupported(plan: BodyPlan, why: str):
+def _unsupported(plan: BodyPlan, why: str) -> NoReturn:
     raise BodyError(f"{plan.recipe}: phase {plan.phase.index}: {why}; the WMMA program needs "
                     "every chain to be one (m, n) tile walked in k order (`--mma scalar` "
                     "computes any phase)")
@@ -72,6 +73,7 @@ def wmma_program(plan: BodyPlan) -> WmmaProgram:
         fb = [args[b].frag if b in args else None for b in s.b]
         if any(f is None or f.matrix != "B" for f in fb):
             _unsupported(p, f"{s.sid} reads B {list(s.b)}, which are not passed B fragments")
+        fb = cast(list, fb)  # no None left: refused above
         if any(f.row_base != s.k0 or f.index != j for j, f in enumerate(fb)) or \
                 fb[0].col_base != fb[1].col_base:
             _unsupported(p, f"{s.sid}: its B registers are not one k32 x n8 tile at k {s.k0}")

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import re
 from pathlib import Path
-from typing import Optional
+from typing import AbstractSet, Optional
 
 from ..ptx.model import Function, Module
 from ..workflow.recipe import Recipe, load_recipe, resolve_module
@@ -90,6 +90,8 @@ def _check_region(rep: Report) -> None:
     if fn is None:
         return
     first, last = t.first_line, t.last_line
+    # region forms always set both lines and pick a function with a body (forms._function_at)
+    assert first is not None and last is not None and fn.body is not None
     nlines = m.line_count
     if last > nlines:
         rep.add("error", "cut-range", f"the cut ends at line {last}, past the end of "
@@ -141,7 +143,7 @@ def _check_region(rep: Report) -> None:
     sp = _check_splice_text(rep, t.text, t.extern, fn, "call text" if rec.form == "cut_call"
                             else "insert text", rng=rng)
     _check_control(rep, fn, rng, _dispatched(rep, sp), _splice_labels(sp))
-    _check_uniform(rep, fn, rng, t.text)
+    _check_uniform(rep, fn, rng, t.text or "")
     if sp is not None and sp.fn is not None:
         _check_dataflow(rep, fn, rng, sp)
 
@@ -167,7 +169,8 @@ def _splice_labels(sp) -> set:
 
 
 def _check_control(rep: Report, fn: Function, rng: StatementRange,
-                   dispatched: set = frozenset(), kept: set = frozenset()) -> None:
+                   dispatched: AbstractSet[str] = frozenset(),
+                   kept: AbstractSet[str] = frozenset()) -> None:
     """Single entry; exits only to the statement after the region (or labels directly in
     front of it) or to labels the splice text dispatches to after its call. A branch from
     outside to the region's first statement (its head label) is an entry only when the

@@ -28,6 +28,8 @@ def _check_point(rep: Report) -> None:
                         f"{name.split('.', 1)[0]!r}, but this recipe is for {layer!r}")
     if fn is None:
         return
+    # point targets always set the line and stage, and pick a function with a body
+    assert line is not None and t.stage is not None and fn.body is not None
     body = fn.body
     if not (body.line <= line < body.end_line):
         rep.add("error", "stage-line", f"line {line} is not inside {fn.name}'s body "
@@ -72,6 +74,7 @@ def _check_point(rep: Report) -> None:
 
 
 def _inside_nested_block(fn: Function, line: int) -> bool:
+    assert fn.body is not None  # only asked about a stage line inside the body
     stack = [fn.body]
     while stack:
         b = stack.pop()
@@ -91,10 +94,9 @@ def _not_always_defined(rep: Report, fn: Function, index: int, regs: list) -> di
     cfg = fa.cfg
     blocks = cfg.blocks
     want = set(regs)
-    kills = [set()] * len(blocks)
-    kills = []
+    kills: list[set[str]] = []
     for b in blocks:
-        k = set()
+        k: set[str] = set()
         for i in range(b.first, b.last + 1):
             k.update(x for x in def_use(fn.statements[i - 1]).kills if x in want)
         kills.append(k)
@@ -107,6 +109,7 @@ def _not_always_defined(rep: Report, fn: Function, index: int, regs: list) -> di
         changed = False
         for bid in order:
             b = blocks[bid]
+            i_set: frozenset[str]
             if bid == 0:
                 i_set = frozenset()
             elif not b.preds:

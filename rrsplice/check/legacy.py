@@ -12,6 +12,7 @@ def _check_truncate(rep: Report) -> None:
     t = rep.target
     rec, m = t.recipe, t.module
     line = t.first_line
+    assert line is not None  # the cut_after form always sets it
     if line > m.line_count:
         rep.add("error", "cut-range", f"cut_after line {line} is past the end of "
                 f"{t.path.name} ({m.line_count} lines)", line=line)

@@ -173,7 +173,7 @@ def _scratch_overlap(fa, fn: Function, sp: SpliceText, sym: str, size: int, load
         if addr is None:
             unresolved.append(acc)
             continue
-        f = (lambda e: 0) if isinstance(addr.base, Symbol) else lookup(st, addr.base.key)
+        f = lookup(st, addr.base.key) if isinstance(addr.base, Reg) else (lambda e: 0)
         if f is None:
             unresolved.append(acc)
             continue
@@ -316,7 +316,7 @@ def _check_shared_base(rep: Report, fn: Function, rng: StatementRange,
     calls = sp.calls
     first_call = sp.statements.index(calls[0]) if calls else len(sp.statements)
     pre = sp.statements[:first_call]
-    stored = set()
+    stored: set[str] = set()
     for st in pre:
         if st.base == "st" and "param" in st.modifiers:
             stored.update(def_use(st).uses)

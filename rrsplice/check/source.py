@@ -3,6 +3,8 @@ declarations, type sizes, short quotes of statements."""
 
 from __future__ import annotations
 
+from typing import Optional
+
 from ..ptx.model import Function, Module
 
 
@@ -25,13 +27,14 @@ def _region_text(module: Module, first: int, last: int) -> str:
 _DECLS: dict = {}
 
 
-def _function_decl(fn: Function, module: Module, reg: str):
+def _function_decl(fn: Function, module: Optional[Module], reg: str):
     """The `.reg` declaration of `reg` visible at function scope (body-level, then nested
     blocks), memoised per function."""
     ent = _DECLS.get(id(fn))
     if ent is None or ent[0] is not fn:
         body = [d for d in (fn.body.decls if fn.body else ()) if d.space == ".reg"]
-        ent = (fn, body, {})
+        memo: dict = {}
+        ent = (fn, body, memo)
         _DECLS.clear()
         _DECLS[id(fn)] = ent
     _, body, memo = ent

@@ -40,6 +40,7 @@ class SpliceText:
     _decls: Optional[list] = field(default=None, repr=False, compare=False)
     _decl_of: dict = field(default_factory=dict, repr=False, compare=False)
     extern_problems: list = field(default_factory=list)  # what the extern may not hold
+    body_first: int = field(default=0, repr=False, compare=False)  # module line of text's line 1
 
     @property
     def statements(self) -> list:
@@ -145,7 +146,7 @@ def _escape(m: Module, src: str, head: str, what: str) -> Optional[str]:
     own = [f for f in m.functions if f.line >= opener_line]
     extra_decls = [d for d in m.decls if getattr(d, "line", opener_line) >= opener_line]
     probe = own[0] if own else None
-    if (len(own) == 1 and probe.name == PROBE and probe.body is not None
+    if (len(own) == 1 and probe is not None and probe.name == PROBE and probe.body is not None
             and probe.body.end == len(src) - 1 and not extra_decls
             and not any(line >= opener_line for _k, _t, line in m.directives)):
         return None

@@ -148,7 +148,7 @@ def _undeclared_call(rep):
         return
     from .calls import _callee
     m = t.module
-    first_line = {}
+    first_line: dict[str, int] = {}
     for f in m.functions:
         first_line.setdefault(f.name, f.line)
     for fn in _output_functions(rep):

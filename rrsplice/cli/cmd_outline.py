@@ -171,6 +171,7 @@ def verify_cmd(recipe, arch, optimize, keep, corpus, any_module, no_check, as_js
             f"{_fmt(cost['body_spill_stores'])} / {_fmt(cost['body_spill_loads'])} bytes "
             "(stores / loads, ptxas -v)")
     o = res.outline
+    assert o is not None  # verify() always builds the outline it reports
     say(f"live-in: {live_in_text(res.live_in_classes)}")
     say(f"body: {len(o.passed)} loaded from parameters, {len(o.recomputed)} recomputed, "
         f"{len(o.returned)} delivered back ({o.abi})")

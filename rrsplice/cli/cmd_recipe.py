@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import sys
+from typing import TYPE_CHECKING, cast
 
 import click
 
@@ -10,6 +11,9 @@ from .app import (any_module_option, corpus_option, examples, json_option, main,
                   print_json)
 from .findings import facts_grid, print_findings, regs_text
 from .output import Grid, bold, print_diagnostic, progress_step, say, say_text, styled
+
+if TYPE_CHECKING:
+    from ..check.report import Report  # port_recipe stores the check's Report
 
 
 def print_summary(report) -> None:
@@ -212,10 +216,10 @@ def recipe_port_cmd(recipe, to, out, corpus, force, as_json):
     r = res.region
     say("wrote ", bold(res.output), f": {res.reference} -> {res.target}"
         + (f", statements s{r[0][0]}-s{r[0][1]} -> s{r[1][0]}-s{r[1][1]}" if r else "")
-        + (f", lines {res.inclusive_lines[0]}-{res.inclusive_lines[-1]}" if res.lines
+        + (f", lines {res.inclusive_lines[0]}-{res.inclusive_lines[-1]}" if res.inclusive_lines
            else "")
         + f", {len(res.registers)} register(s) and {len(res.symbols)} symbol(s) renamed; "
-        f"check: ok, {len(res.report.warnings)} warning(s)")
+        f"check: ok, {len(cast('Report', res.report).warnings)} warning(s)")
 
 
 @recipe_group.command("new", epilog=examples(

@@ -41,7 +41,7 @@ import re
 import stat
 import sys
 from pathlib import Path
-from typing import TYPE_CHECKING, Callable, Optional
+from typing import TYPE_CHECKING, Any, Callable, Optional
 
 from .. import __version__
 from ..ptx.errors import RRSpliceError
@@ -182,7 +182,7 @@ def _trusted_dir(sub: Optional[str] = None, *, create: bool = True) -> Optional[
     return root if sub is None else root / sub
 
 
-def _code_fingerprint(pkg: Path = None) -> str:
+def _code_fingerprint(pkg: Optional[Path] = None) -> str:
     """SHA-256 of every source file of the package (relative path and bytes), so any edit
     to the tool changes every key."""
     pkg = pkg or _PKG
@@ -386,7 +386,7 @@ def _dispatch_table() -> dict:
     for name in ("Reg", "Negated", "Imm", "Symbol", "Vector", "Address", "PredPair",
                  "ParenList", "Sink", "Guard", "Element", "Offset"):
         cls = getattr(_model, name, None)
-        if cls is None or not dataclasses.is_dataclass(cls):
+        if not isinstance(cls, type) or not dataclasses.is_dataclass(cls):
             continue
         fields = tuple(f.name for f in dataclasses.fields(cls) if f.init)
         if len(fields) != len(dataclasses.fields(cls)):
@@ -413,7 +413,7 @@ def _write(path: Path, obj) -> None:
     _store(path, buf.getvalue())
 
 
-def _load_pickle(entry: Path, accept: Callable) -> object:
+def _load_pickle(entry: Path, accept: Callable) -> Any:
     """The object in the entry when it verifies and `accept(obj)`; else None."""
     payload = _open_entry(entry)
     if payload is None:

@@ -93,6 +93,7 @@ def _register_decls(ctx: OutlineContext) -> list:
     """The kernel's top-level `.reg` declarations (those inside the region come with it),
     then the call text's own registers the kernel does not declare."""
     fn, site = ctx.fn, ctx.site
+    assert fn.body is not None  # a region lies in a function's body
     start, end = ctx.span
     decls = []
     top_inside = {id(d) for d in fn.body.decls if start <= d.start < end}

@@ -140,6 +140,7 @@ def _live_in(ctx: OutlineContext, live_at_exit: set, exit_of: dict) -> tuple:
     does not pass, the kernel statements that recompute it (refused when none can):
     (needs, recomputed registers, recompute statements in kernel order)."""
     fn, rng = ctx.fn, ctx.rng
+    assert fn.body is not None  # a region lies in a function's body
     params_by_reg = ctx.site.passed_registers()
     kernel_types = ctx.values.kernel_types
     scoped_names = {d.name for blk in _iter_blocks(fn.body) for d in blk.decls}

@@ -75,7 +75,7 @@ class CallSite:
 
     def passed_registers(self) -> dict:
         """register -> the ParamValue carrying it."""
-        out = {}
+        out: dict[str, ParamValue] = {}
         for pv in self.params:
             if isinstance(pv.value, Reg) and not pv.value.special:
                 out.setdefault(pv.value.name, pv)

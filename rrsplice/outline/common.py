@@ -30,7 +30,7 @@ def _type_width(st: Statement) -> Optional[int]:
 def _reg_types(fn: Function) -> Callable[[str], Optional[str]]:
     """register name -> its declared `.bN`-style type (any scope of `fn`)."""
     ranges = []
-    single = {}
+    single: dict[str, Optional[str]] = {}
     for d in fn.decls():
         if d.space != ".reg":
             continue

@@ -55,8 +55,10 @@ class ExitBranches(StatementRule):
 
     def rewrite(self, fn: Function, st: Statement, plan: RewritePlan) -> None:
         parts = []
+        assert self.plan is not None  # matches() let only planned statements through
         for outside, label in self.plan.retarget[st.index]:
             m = re.search(r"(?<![\w$])" + re.escape(outside) + r"(?![\w$])", st.text)
+            assert m is not None  # the plan retargets labels the statement names
             parts.append((st.start + m.start(), st.start + m.end(), label))
         text = apply_spans(st.text, [(a - st.start, b - st.start, t) for a, b, t in parts])
         plan.replacements.append(Replacement(self.name, st, text, fn, parts=tuple(parts)))

@@ -50,7 +50,7 @@ def _rewrite_param_read(st: Statement, fn: Function, rng: StatementRange, site: 
     """`ld.param.u64 %rd5, [K_param_0+40]` inside the region -> `mov.b64 %rd5, <the passed
     register that holds the same value>`, or an OutlineError."""
     passed = site.passed_registers()
-    keys = {}
+    keys: dict[tuple, str] = {}
     for reg in passed:
         defs = reach.at(rng.first, reg)
         if len(defs) == 1:

@@ -17,6 +17,7 @@ def region_span(module: Module, fn: Function, rng: StatementRange,
                 lines: Optional[tuple] = None) -> tuple:
     """(start, end) character offsets of the region's text: whole physical lines, either the
     recipe's `lines = (first, end)` half-open interval or the statements' own lines."""
+    assert fn.body is not None  # a region lies in a function's body
     starts = module.line_starts()
     first_st, last_st = fn.statement(rng.first), fn.statement(rng.last)
     a_line, b_line = (lines[0], lines[1] - 1) if lines else (first_st.line, last_st.end_line)
@@ -44,7 +45,7 @@ def region_span(module: Module, fn: Function, rng: StatementRange,
 
 
 def _widen(module: Module, fn: Function, rng: StatementRange, start: int, end: int,
-           starts: list) -> tuple:
+           starts: tuple) -> tuple:
     """A statement range given without lines takes in the braces of blocks it opens or
     closes when nothing else lies between (`{` before its first statement, `}` after its
     last)."""
@@ -55,6 +56,7 @@ def _widen(module: Module, fn: Function, rng: StatementRange, start: int, end: i
     def line_start(off):
         return module.text.rfind("\n", 0, off) + 1
 
+    assert fn.body is not None  # a region lies in a function's body
     others = [st for st in fn.statements if st.index not in rng]
     changed = True
     while changed:

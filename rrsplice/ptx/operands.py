@@ -207,7 +207,7 @@ def parse_instruction(text: str, scoped_regs: frozenset = frozenset()):
 
 def _slow_operands(text: str, pos: int, scoped_regs) -> tuple:
     """Tokenize text[pos:] and parse the operand list up to the final ';'."""
-    toks = []  # (kind, text, offset)
+    toks: list[tuple] = []  # (kind, text, offset)
     append = toks.append
     covered = pos
     for tm in _TOKEN.finditer(text, pos):
@@ -390,7 +390,7 @@ class _OperandParser:
                 self.i += 1
                 continue
             break
-        extra = []
+        extra: list = []
         while True:
             kind, tok, _ = self._peek()
             if kind == "p" and tok == "]":

@@ -13,7 +13,7 @@ import os
 import re
 import sys
 from pathlib import Path
-from typing import Union
+from typing import Union, cast
 
 from lark import Lark, Token, Transformer
 from lark.exceptions import UnexpectedCharacters, UnexpectedEOF, UnexpectedInput, UnexpectedToken
@@ -136,6 +136,8 @@ class _Build(Transformer):
         for x in c[1:-1]:
             if isinstance(x, Token):
                 if x.type == "STATEMENTS":
+                    # tokens of the lexer always carry their positions
+                    assert x.start_pos is not None and x.line is not None and x.column is not None
                     _split_items(str(x), x.start_pos, x.line, x.column, blk)
                 # LOC / PRAGMA inside a body are directives, not statements
             elif isinstance(x, Block):
@@ -166,9 +168,13 @@ class _Build(Transformer):
             elif isinstance(x, tuple) and x[0] == "perf":
                 perf.append((x[1], x[2]))
         first = attrs[0][2] if attrs else kind_tok
+        assert first.start_pos is not None and first.line is not None  # lexer tokens
         if body is not None:
             end, end_line = body.end, body.end_line
         else:
+            # without a body the grammar ends the function at ';'; lexer tokens carry positions
+            assert end_tok is not None and end_tok.end_pos is not None
+            assert end_tok.end_line is not None
             end, end_line = end_tok.end_pos, end_tok.end_line
         fn = Function(kind=str(kind_tok), name=str(name_tok), linkage=tuple(a[0] for a in attrs),
                       params=params, ret_params=ret_params, perf=perf, body=body, statements=[],
@@ -259,7 +265,9 @@ def _one_by_one(s: str):
 def _labelled_directive(m, text: str, start: int, end: int, line: int) -> LabelledDirective:
     label = m.group("label")[:-1].rstrip()
     body = m.group("ldir").strip()[:-1]           # `.branchtargets $L1, $L2`
-    word = re.match(r"\.\w+", body).group()
+    w = re.match(r"\.\w+", body)
+    assert w is not None  # lexicon.LABELLED_DIRECTIVE starts with a .word
+    word = w.group()
     rest = body[len(word):].strip()
     targets = ()
     if word != ".callprototype":
@@ -309,6 +317,9 @@ def _decl_fields(text: str, start: int) -> list:
 
 def _scope_block(tok: Token) -> Block:
     s = str(tok)
+    # tokens of the lexer always carry their positions
+    assert tok.start_pos is not None and tok.end_pos is not None and tok.column is not None
+    assert tok.line is not None and tok.end_line is not None
     blk = Block(start=tok.start_pos, end=tok.end_pos, line=tok.line, end_line=tok.end_line)
     _split_items(s[1:-1], tok.start_pos + 1, tok.line, tok.column + 1, blk)
     return blk
@@ -447,7 +458,7 @@ def _check_nesting(text: str, name: str) -> None:
 def _build(text: str, data: bytes, name: str, path: str | None) -> Module:
     _check_nesting(text, name)
     try:
-        items = _lark().parse(text)
+        items = cast(list, _lark().parse(text))  # the transformer's start() gives a list
     except UnexpectedInput as exc:
         raise _lark_error(exc, text, name) from None
     except _OperandFailure as exc:
@@ -750,11 +761,12 @@ def _lark_error(exc: UnexpectedInput, text: str, name: str) -> ParseError:
         return err(message, len(text), expected)
 
     if isinstance(exc, UnexpectedCharacters):
-        pos = exc.pos_in_stream
+        pos = cast(int, exc.pos_in_stream)  # set on every raised instance
         tok_text = text[pos]
         tok_type = None
     else:
-        pos = exc.token.start_pos
+        assert isinstance(exc, UnexpectedToken)  # Lark's third kind; EOF is handled above
+        pos = cast(int, exc.token.start_pos)  # lexer tokens carry positions
         tok_text = str(exc.token)
         tok_type = exc.token.type
 

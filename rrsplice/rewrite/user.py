@@ -59,7 +59,7 @@ class UserRule(Rule):
         guard). A function of the recipe runs in the recipe's own process, all statements
         in one round trip; any exception there, an exit included, is a finding."""
         if not callable(self.replace):
-            out = []
+            out: list[tuple[str | None, str | None]] = []
             for st, ops, guard in todo:
                 try:
                     out.append((self.replace.format(*ops, guard=guard, opcode=st.opcode), None))
