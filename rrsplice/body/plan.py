@@ -17,8 +17,8 @@ from ..ptx.errors import RRSpliceError
 from ..ptx.model import Address, ParenList, Reg, Symbol
 
 if TYPE_CHECKING:
-    from ..fragmap import FragReg
-    from ..mma import Phase
+    from ..fragments.fragmap import FragReg
+    from ..analysis.mma import Phase
 
 
 class BodyError(RRSpliceError):
