@@ -45,7 +45,7 @@ TESTS = [
     ("rrsplice/lexicon.py", SYNTAX),
     ("rrsplice/model.py", SYNTAX),
     ("rrsplice/semantics.py", ANALYSIS),
-    ("rrsplice/isa.py", ANALYSIS + (T + "test_bites_provenance.py",)),
+    ("rrsplice/isa.py", ANALYSIS + (T + "test_bites_provenance.py", T + "test_isa_effects.py")),
     ("rrsplice/cfg.py", ANALYSIS),
     ("rrsplice/dataflow.py", ANALYSIS),
     ("rrsplice/provenance.py", (T + "test_bites_provenance.py", T + "test_provenance.py",
