@@ -116,6 +116,17 @@ def _reference_lines(rec: Recipe) -> Optional[tuple[int, int]]:
     return None
 
 
+class _RegDecls:
+    """`name in decls`: whether the function's `.reg` declarations declare `name`, ranges
+    (`%r<60>`) included -- Function.register_names() lists only the unranged ones."""
+
+    def __init__(self, fn: Function):
+        self.decls = [d for d in fn.decls() if d.space == ".reg"]
+
+    def __contains__(self, name: str) -> bool:
+        return any(d.declares(name) for d in self.decls)
+
+
 class _Mapper:
     """Rewrites names in text and values through the register and symbol maps."""
 
@@ -233,7 +244,7 @@ def port_recipe(recipe, to: str, *, out=None, corpus=None, force: bool = False,
     elif rec.form in ("cut_after", "debug"):
         new_line = _line_shift(fa, fb, al, lines[0], at_end=True)
         new_lines = (new_line,)
-    declared = fa.register_names()
+    declared = _RegDecls(fa)
     mp = _Mapper(rmap, smap, declared)
     dest = Path(out) if out is not None else default_port_output(rec, fb.name)
     if dest.is_dir():
