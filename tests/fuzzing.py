@@ -352,3 +352,68 @@ def check_cli_outcome(code: int, stdout: str, stderr: str, exc, args: list[str])
     if code == 2:
         assert stderr.strip() or ("--json" in args and stdout.strip()), "exit 2, no message"
     return {0: "ok", 1: "findings", 2: "error"}[code]
+
+
+# ------------------------------------------------------------------ hostile corpora
+
+def hostile_corpus(rnd, root: Path) -> list[dict]:
+    """Build a corpus directory at `root` mixing copies of corpus_fixtures/small/*.ptx with
+    special entries named *.ptx (FIFOs, symlink loops, dangling links, a link to a device or
+    /proc file, a directory, an unreadable, an empty and an over-limit file, a non-UTF-8 name).
+    Returns one dict per entry: `name` (bytes), `kind`, and the expected outcome of the two
+    corpus commands with `RRSPLICE_MAX_INPUT_MB=1`:
+    `survey` (`descriptor --all`, which walks regular files only): "ok" a row without error,
+    "error" a row naming why, "absent" no row (not a regular file, never opened);
+    `family` (`apply --all`, which reads every *.ptx): "read", or "warned" (a skip warning
+    naming the path and the code)."""
+    root = Path(root)
+    root.mkdir(parents=True, exist_ok=True)
+    small = sorted((ROOT / "corpus_fixtures" / "small").glob("*.ptx"))
+    out = []
+
+    def add(name: bytes, kind: str, survey: str, family: str, code: str = "") -> None:
+        out.append({"name": name, "kind": kind, "survey": survey, "family": family,
+                    "code": code})
+
+    def path(name: bytes) -> bytes:
+        return os.fsencode(root) + b"/" + name
+
+    for i, src in enumerate(rnd.sample(small, rnd.randint(2, 4))):
+        name = b"f%d_%s" % (i, os.fsencode(src.name))
+        Path(os.fsdecode(path(name))).write_bytes(src.read_bytes())
+        add(name, "fixture", "ok", "read")
+    weird = rnd.choice([b"\xff\xfe", b"caf\xe9", b"\xed\xa0\x80"]) + b"_bad_utf8.ptx"
+    with open(path(weird), "wb") as f:
+        f.write(rnd.choice(small).read_bytes())
+    add(weird, "non-utf8-name", "ok", "read")
+    for i in range(rnd.randint(1, 2)):
+        os.mkfifo(path(b"fifo%d.ptx" % i))
+        add(b"fifo%d.ptx" % i, "fifo", "absent", "warned", "not-a-file")
+    os.symlink(b"loop_b.ptx", path(b"loop_a.ptx"))
+    os.symlink(b"loop_a.ptx", path(b"loop_b.ptx"))
+    add(b"loop_a.ptx", "symlink-loop", "absent", "warned", "symlink-loop")
+    add(b"loop_b.ptx", "symlink-loop", "absent", "warned", "symlink-loop")
+    os.symlink(b"nowhere/missing.ptx", path(b"dangling.ptx"))
+    add(b"dangling.ptx", "dangling-symlink", "absent", "warned", "no-such-file")
+    if rnd.random() < 0.5:
+        os.symlink(b"/dev/zero", path(b"zero.ptx"))
+        add(b"zero.ptx", "link-to-device", "absent", "warned", "not-a-file")
+    else:                         # a regular file to stat() that never ends within the limit
+        os.symlink(b"/proc/self/pagemap", path(b"pagemap.ptx"))
+        add(b"pagemap.ptx", "link-to-proc", "error", "warned", "input-too-large")
+    os.mkdir(path(b"x.ptx"))
+    add(b"x.ptx", "directory", "absent", "warned", "not-a-file")
+    locked = path(b"locked.ptx")
+    with open(locked, "wb") as f:
+        f.write(rnd.choice(small).read_bytes())
+    os.chmod(locked, 0)
+    readable = os.access(locked, os.R_OK)           # root reads it anyway
+    add(b"locked.ptx", "unreadable", "ok" if readable else "error",
+        "read" if readable else "warned", "" if readable else "cannot-read")
+    Path(os.fsdecode(path(b"empty.ptx"))).write_bytes(b"")
+    add(b"empty.ptx", "empty", "error", "read")
+    big = rnd.choice(small).read_bytes()
+    with open(path(b"big.ptx"), "wb") as f:
+        f.write(big + b"// pad\n" * ((2 << 20) // 7 + 1))
+    add(b"big.ptx", "over-limit", "error", "warned", "input-too-large")
+    return out
