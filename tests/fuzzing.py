@@ -10,8 +10,12 @@ directory it is given.
 from __future__ import annotations
 
 import hashlib
+import json
 import os
 import re
+import stat
+import subprocess
+import sys
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -417,3 +421,92 @@ def hostile_corpus(rnd, root: Path) -> list[dict]:
         f.write(big + b"// pad\n" * ((2 << 20) // 7 + 1))
     add(b"big.ptx", "over-limit", "error", "warned", "input-too-large")
     return out
+
+
+def _listing(root) -> dict:
+    """name -> what the entry is (mode, link target or content hash), read without opening
+    anything that is not a regular file."""
+    out = {}
+    for dirpath, dirnames, filenames in os.walk(os.fsencode(root)):
+        for n in dirnames + filenames:
+            p = os.path.join(dirpath, n)
+            st = os.lstat(p)
+            what = (stat.S_IFMT(st.st_mode), stat.S_IMODE(st.st_mode))
+            if stat.S_ISLNK(st.st_mode):
+                what += (os.readlink(p),)
+            elif stat.S_ISREG(st.st_mode):
+                try:
+                    with open(p, "rb") as f:
+                        what += (hashlib.sha256(f.read()).hexdigest(),)
+                except OSError:
+                    what += (st.st_size, st.st_mtime_ns)
+            out[p] = what
+    return out
+
+
+def _run_corpus_cli(args, work: Path, timeout: float):
+    """Run the CLI in a child process (a hang is bounded); (exit code, stdout, stderr)."""
+    env = dict(os.environ, RRSPLICE_MAX_INPUT_MB="1", RRSPLICE_NO_CACHE="1",
+               XDG_CACHE_HOME=str(work / "cache"), PYTHONPATH=str(ROOT))
+    try:
+        r = subprocess.run([sys.executable, "-m", "rrsplice", *args], cwd=ROOT, env=env,
+                           check=False, capture_output=True, timeout=timeout)
+    except subprocess.TimeoutExpired:
+        raise AssertionError(f"rrsplice {' '.join(args)} did not finish in {timeout:.0f} s "
+                             "(a FIFO read?)") from None
+    stderr = r.stderr.decode("utf-8", "surrogateescape")
+    assert r.returncode in (0, 1, 2), (r.returncode, stderr[-2000:])
+    assert "Traceback" not in stderr, stderr[-3000:]
+    return r.returncode, r.stdout, stderr
+
+
+def check_hostile_corpus(rnd, work: Path, timeout: float = 120.0) -> int:
+    """Build a hostile corpus under `work` and run the survey (`descriptor --all --json`)
+    and `apply recipes/tiny_family.py --all` over it with RRSPLICE_MAX_INPUT_MB=1: each ends
+    in time with exit 0/1/2 and no traceback, every entry has the outcome hostile_corpus
+    promises, and the corpus is unchanged. Raises AssertionError; returns the entry count."""
+    corpus = work / "corpus"
+    entries = hostile_corpus(rnd, corpus)
+    assert {e["kind"] for e in entries} >= {"fixture", "fifo", "symlink-loop", "directory",
+                                            "dangling-symlink", "empty", "over-limit"}
+    before = _listing(corpus)
+    full = {e["name"]: os.fsencode(corpus) + b"/" + e["name"] for e in entries}
+    try:
+        # the survey: one row per entry of every regular module, errors as rows
+        code, out, _err = _run_corpus_cli(["descriptor", "--all", str(corpus), "--json"],
+                                          work, timeout)
+        doc = json.loads(out)
+        by_module: dict = {}
+        for row in doc["rows"]:
+            by_module.setdefault(os.fsencode(row["module"]), []).append(row)
+        assert set(by_module) <= set(full.values()), "a row for something not in the corpus"
+        for e in entries:
+            rows = by_module.get(full[e["name"]], [])
+            if e["survey"] == "absent":
+                assert not rows, (e, rows)
+            elif e["survey"] == "ok":
+                assert rows and all(r["error"] is None and r["entry"] for r in rows), (e, rows)
+            else:
+                assert len(rows) == 1 and rows[0]["error"], (e, rows)
+        assert doc["failed"] == sum(e["survey"] == "error" for e in entries)
+
+        # the family walk: every *.ptx read or named in a skip warning with its code
+        code, _out, err = _run_corpus_cli(
+            ["apply", "recipes/tiny_family.py", "--all", str(corpus)], work, timeout)
+        assert code == 0, err[-2000:]
+        lines = err.splitlines()
+        for e in entries:
+            p = os.fsdecode(full[e["name"]])
+            named = [ln for ln in lines if ln.startswith(p + ":")]
+            if e["family"] == "read":
+                assert not named, (e, named)
+            else:
+                pat = re.compile(re.escape(p) + r"(:\d+:\d+)?: warning: .+ \["
+                                 + re.escape(e["code"]) + r"\]$")
+                assert any(pat.match(ln) for ln in named), (e, named)
+        assert _listing(corpus) == before, "the corpus directory changed"
+    finally:
+        locked = corpus / "locked.ptx"
+        if locked.exists():
+            os.chmod(locked, 0o600)
+    return len(entries)
