@@ -80,6 +80,15 @@ def _case(kind: str, seed: int, work: Path, started=lambda size: None) -> dict:
             except AssertionError as exc:
                 res["outcome"], res["detail"] = "cli-violation", f"{args}: {exc}"[:300]
         bad = fuzzing.unintended_writes(before, fuzzing.snapshot(work, skip=("cache",)), ())
+    elif kind == "corpus":                       # a hostile corpus through both walks
+        res["size"] = 0
+        started(0)
+        try:
+            fuzzing.check_hostile_corpus(rnd, work, timeout=60)
+            res["outcome"] = "ok"
+        except AssertionError as exc:
+            res["outcome"], res["detail"] = "violation", str(exc)[:300]
+        bad = []
     elif kind == "noisy":
         res["size"] = len(fuzzing.MODULE_TEXT)
         started(res["size"])
@@ -197,7 +206,8 @@ def campaign(args) -> dict:
     rnd = random.Random(args.seed)
     cases = [("input", rnd.randrange(2**32)) for _ in range(args.inputs)] + \
             [("recipe", rnd.randrange(2**32)) for _ in range(args.recipes)] + \
-            [("noisy", rnd.randrange(2**32)) for _ in range(args.noisy)]
+            [("noisy", rnd.randrange(2**32)) for _ in range(args.noisy)] + \
+            [("corpus", rnd.randrange(2**32)) for _ in range(args.corpora)]
     random.Random(args.seed + 1).shuffle(cases)
     if args.only_seed:
         k, s = args.only_seed.split(":")
@@ -292,6 +302,7 @@ def main() -> int:
     ap.add_argument("--recipes", type=int, default=300, help="hostile recipes")
     ap.add_argument("--noisy", type=int, default=0,
                     help="recipe pairs: with and without code that must not change the answer")
+    ap.add_argument("--corpora", type=int, default=0, help="hostile corpus directories")
     ap.add_argument("--seed", type=int, default=9)
     ap.add_argument("--timeout", type=float, default=20.0, help="hang bound per case (s)")
     ap.add_argument("--timeout-per-mb", type=float, default=5.0,

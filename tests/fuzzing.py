@@ -10,8 +10,12 @@ directory it is given.
 from __future__ import annotations
 
 import hashlib
+import json
 import os
 import re
+import stat
+import subprocess
+import sys
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -352,3 +356,157 @@ def check_cli_outcome(code: int, stdout: str, stderr: str, exc, args: list[str])
     if code == 2:
         assert stderr.strip() or ("--json" in args and stdout.strip()), "exit 2, no message"
     return {0: "ok", 1: "findings", 2: "error"}[code]
+
+
+# ------------------------------------------------------------------ hostile corpora
+
+def hostile_corpus(rnd, root: Path) -> list[dict]:
+    """Build a corpus directory at `root` mixing copies of corpus_fixtures/small/*.ptx with
+    special entries named *.ptx (FIFOs, symlink loops, dangling links, a link to a device or
+    /proc file, a directory, an unreadable, an empty and an over-limit file, a non-UTF-8 name).
+    Returns one dict per entry: `name` (bytes), `kind`, and the expected outcome of the two
+    corpus commands with `RRSPLICE_MAX_INPUT_MB=1`:
+    `survey` (`descriptor --all`, which walks regular files only): "ok" a row without error,
+    "error" a row naming why, "absent" no row (not a regular file, never opened);
+    `family` (`apply --all`, which reads every *.ptx): "read", or "warned" (a skip warning
+    naming the path and the code)."""
+    root = Path(root)
+    root.mkdir(parents=True, exist_ok=True)
+    small = sorted((ROOT / "corpus_fixtures" / "small").glob("*.ptx"))
+    out = []
+
+    def add(name: bytes, kind: str, survey: str, family: str, code: str = "") -> None:
+        out.append({"name": name, "kind": kind, "survey": survey, "family": family,
+                    "code": code})
+
+    def path(name: bytes) -> bytes:
+        return os.fsencode(root) + b"/" + name
+
+    for i, src in enumerate(rnd.sample(small, rnd.randint(2, 4))):
+        name = b"f%d_%s" % (i, os.fsencode(src.name))
+        Path(os.fsdecode(path(name))).write_bytes(src.read_bytes())
+        add(name, "fixture", "ok", "read")
+    weird = rnd.choice([b"\xff\xfe", b"caf\xe9", b"\xed\xa0\x80"]) + b"_bad_utf8.ptx"
+    with open(path(weird), "wb") as f:
+        f.write(rnd.choice(small).read_bytes())
+    add(weird, "non-utf8-name", "ok", "read")
+    for i in range(rnd.randint(1, 2)):
+        os.mkfifo(path(b"fifo%d.ptx" % i))
+        add(b"fifo%d.ptx" % i, "fifo", "absent", "warned", "not-a-file")
+    os.symlink(b"loop_b.ptx", path(b"loop_a.ptx"))
+    os.symlink(b"loop_a.ptx", path(b"loop_b.ptx"))
+    add(b"loop_a.ptx", "symlink-loop", "absent", "warned", "symlink-loop")
+    add(b"loop_b.ptx", "symlink-loop", "absent", "warned", "symlink-loop")
+    os.symlink(b"nowhere/missing.ptx", path(b"dangling.ptx"))
+    add(b"dangling.ptx", "dangling-symlink", "absent", "warned", "no-such-file")
+    if rnd.random() < 0.5:
+        os.symlink(b"/dev/zero", path(b"zero.ptx"))
+        add(b"zero.ptx", "link-to-device", "absent", "warned", "not-a-file")
+    else:                         # a regular file to stat() that never ends within the limit
+        os.symlink(b"/proc/self/pagemap", path(b"pagemap.ptx"))
+        add(b"pagemap.ptx", "link-to-proc", "error", "warned", "input-too-large")
+    os.mkdir(path(b"x.ptx"))
+    add(b"x.ptx", "directory", "absent", "warned", "not-a-file")
+    locked = path(b"locked.ptx")
+    with open(locked, "wb") as f:
+        f.write(rnd.choice(small).read_bytes())
+    os.chmod(locked, 0)
+    readable = os.access(locked, os.R_OK)           # root reads it anyway
+    add(b"locked.ptx", "unreadable", "ok" if readable else "error",
+        "read" if readable else "warned", "" if readable else "cannot-read")
+    Path(os.fsdecode(path(b"empty.ptx"))).write_bytes(b"")
+    add(b"empty.ptx", "empty", "error", "read")
+    big = rnd.choice(small).read_bytes()
+    with open(path(b"big.ptx"), "wb") as f:
+        f.write(big + b"// pad\n" * ((2 << 20) // 7 + 1))
+    add(b"big.ptx", "over-limit", "error", "warned", "input-too-large")
+    return out
+
+
+def _listing(root) -> dict:
+    """name -> what the entry is (mode, link target or content hash), read without opening
+    anything that is not a regular file."""
+    out = {}
+    for dirpath, dirnames, filenames in os.walk(os.fsencode(root)):
+        for n in dirnames + filenames:
+            p = os.path.join(dirpath, n)
+            st = os.lstat(p)
+            what = (stat.S_IFMT(st.st_mode), stat.S_IMODE(st.st_mode))
+            if stat.S_ISLNK(st.st_mode):
+                what += (os.readlink(p),)
+            elif stat.S_ISREG(st.st_mode):
+                try:
+                    with open(p, "rb") as f:
+                        what += (hashlib.sha256(f.read()).hexdigest(),)
+                except OSError:
+                    what += (st.st_size, st.st_mtime_ns)
+            out[p] = what
+    return out
+
+
+def _run_corpus_cli(args, work: Path, timeout: float):
+    """Run the CLI in a child process (a hang is bounded); (exit code, stdout, stderr)."""
+    env = dict(os.environ, RRSPLICE_MAX_INPUT_MB="1", RRSPLICE_NO_CACHE="1",
+               XDG_CACHE_HOME=str(work / "cache"), PYTHONPATH=str(ROOT))
+    try:
+        r = subprocess.run([sys.executable, "-m", "rrsplice", *args], cwd=ROOT, env=env,
+                           check=False, capture_output=True, timeout=timeout)
+    except subprocess.TimeoutExpired:
+        raise AssertionError(f"rrsplice {' '.join(args)} did not finish in {timeout:.0f} s "
+                             "(a FIFO read?)") from None
+    stderr = r.stderr.decode("utf-8", "surrogateescape")
+    assert r.returncode in (0, 1, 2), (r.returncode, stderr[-2000:])
+    assert "Traceback" not in stderr, stderr[-3000:]
+    return r.returncode, r.stdout, stderr
+
+
+def check_hostile_corpus(rnd, work: Path, timeout: float = 120.0) -> int:
+    """Build a hostile corpus under `work` and run the survey (`descriptor --all --json`)
+    and `apply recipes/tiny_family.py --all` over it with RRSPLICE_MAX_INPUT_MB=1: each ends
+    in time with exit 0/1/2 and no traceback, every entry has the outcome hostile_corpus
+    promises, and the corpus is unchanged. Raises AssertionError; returns the entry count."""
+    corpus = work / "corpus"
+    entries = hostile_corpus(rnd, corpus)
+    assert {e["kind"] for e in entries} >= {"fixture", "fifo", "symlink-loop", "directory",
+                                            "dangling-symlink", "empty", "over-limit"}
+    before = _listing(corpus)
+    full = {e["name"]: os.fsencode(corpus) + b"/" + e["name"] for e in entries}
+    try:
+        # the survey: one row per entry of every regular module, errors as rows
+        code, out, _err = _run_corpus_cli(["descriptor", "--all", str(corpus), "--json"],
+                                          work, timeout)
+        doc = json.loads(out)
+        by_module: dict = {}
+        for row in doc["rows"]:
+            by_module.setdefault(os.fsencode(row["module"]), []).append(row)
+        assert set(by_module) <= set(full.values()), "a row for something not in the corpus"
+        for e in entries:
+            rows = by_module.get(full[e["name"]], [])
+            if e["survey"] == "absent":
+                assert not rows, (e, rows)
+            elif e["survey"] == "ok":
+                assert rows and all(r["error"] is None and r["entry"] for r in rows), (e, rows)
+            else:
+                assert len(rows) == 1 and rows[0]["error"], (e, rows)
+        assert doc["failed"] == sum(e["survey"] == "error" for e in entries)
+
+        # the family walk: every *.ptx read or named in a skip warning with its code
+        code, _out, err = _run_corpus_cli(
+            ["apply", "recipes/tiny_family.py", "--all", str(corpus)], work, timeout)
+        assert code == 0, err[-2000:]
+        lines = err.splitlines()
+        for e in entries:
+            p = os.fsdecode(full[e["name"]])
+            named = [ln for ln in lines if ln.startswith(p + ":")]
+            if e["family"] == "read":
+                assert not named, (e, named)
+            else:
+                pat = re.compile(re.escape(p) + r"(:\d+:\d+)?: warning: .+ \["
+                                 + re.escape(e["code"]) + r"\]$")
+                assert any(pat.match(ln) for ln in named), (e, named)
+        assert _listing(corpus) == before, "the corpus directory changed"
+    finally:
+        locked = corpus / "locked.ptx"
+        if locked.exists():
+            os.chmod(locked, 0o600)
+    return len(entries)
