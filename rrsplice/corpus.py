@@ -53,7 +53,7 @@ def _rows(path: str) -> list:
     the dataflow analysis (register names in straight-line code, which is where phases
     live; docs/phases.md), which keeps a corpus walk within seconds."""
     from .errors import RRSpliceError
-    base = {"module": path, "entry": None, "lines": None, "mma": 0, "phases": 0,
+    base: dict = {"module": path, "entry": None, "lines": None, "mma": 0, "phases": 0,
             "geometry": [], "epilogues": [], "error": None}
     try:
         from .fsutil import read_input

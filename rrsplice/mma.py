@@ -418,7 +418,7 @@ def phases(fn: Function, fa=None) -> list[Phase]:
     for m in sc.mmas:
         by_phase.setdefault(sc.phase_of[m.index], []).append(m)
     chains_by_phase: dict[int, list] = {}
-    cross = Counter()
+    cross: Counter = Counter()
     for c in all_chains:
         # a chain never spans phases: cut it where the phase changes
         cur = [c[0]]
@@ -503,6 +503,7 @@ def _build_phase(p: int, ms: list, chs: list, sc: _Scan, mma_at: dict, prov,
             seen_b.add(kb)
             b_frags.append(m.b)
     # bias seeds: C operands whose value no mma produced
+    seed_at: dict
     seeds, seed_at, seen_s = [], {}, set()
     for m in ms:
         if m.index in sc.pred or sc.c_from_mma.get(m.index):

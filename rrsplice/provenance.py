@@ -812,7 +812,7 @@ def classify_live_in(fa, rng, passed=None) -> list[LiveIn]:
     values = {r: _merged(eng, r, defs_of[r]) for r in live if defs_of[r]}
 
     # candidates: (pointer register, detail) for registers reloadable from a pointer
-    block_regs = {}
+    block_regs: dict = {}
     for r in live:
         if isinstance(values.get(r), ParamBlock) and r not in pred:
             block_regs.setdefault(values[r].name, []).append(r)
@@ -873,7 +873,7 @@ def _value_note(eng: _Engine, v) -> str:
 
 def _outside_defs(eng: _Engine, entries, rng, reg: str) -> tuple:
     """Definitions of `reg` made outside `rng` that reach one of its entries."""
-    out = set()
+    out: set = set()
     for e in entries:
         out.update(d for d in eng.rd(e, reg) if not (rng.first <= d <= rng.last))
     return tuple(sorted(out))

@@ -880,7 +880,7 @@ def _render(*, name, doc, module, entry, callee, cut, abi, a_regs, c_regs, other
             ret_regs, types, scratch, w_reg, v_reg, layout_size, slots, shared=(),
             barrier=False, own=None, exits=(), head=(), roles=None,
             call_opcode="call.uni") -> str:
-    wrapped = []
+    wrapped: list[str] = []
     for para in doc:
         wrapped.extend(_wrap(para) if para else [""])
     typ = "{" + ", ".join(f'"{k}": "{v}"' for k, v in sorted(types.items())) + "}"
