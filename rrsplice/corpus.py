@@ -41,6 +41,7 @@ def _entry_row(row: dict, fn) -> dict:
     row["geometry"] = [f"{p.geometry} {p.shape}" for p in ps]
     eps = []
     for p in ps[:-1]:
+        assert p.gap_first is not None  # phases() gives every phase but the last a gap
         gap = classify_gap(fn.statements[p.gap_first - 1:p.gap_last])
         eps.append(gap["kind"].value + ("+requantise" if gap["requantise"].value else ""))
     row["epilogues"] = eps

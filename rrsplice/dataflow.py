@@ -387,12 +387,12 @@ class FunctionAnalysis:
         defs = []
         du = self.du
         for lo, hi, _, _ in subs:
-            s: set = set()
+            regs: set = set()
             for i in range(lo, hi + 1):
                 d = du[i - 1].defs
                 if d:
-                    s.update(d)
-            defs.append(self.mask(s))
+                    regs.update(d)
+            defs.append(self.mask(regs))
         out = list(defs)
         preds: list[list[int]] = [[] for _ in range(n)]
         for k, (_, _, succ, _) in enumerate(subs):

@@ -19,11 +19,14 @@ comes from the load's per-lane address (rrsplice.laneaddr): the weight-image lay
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Optional
+from typing import TYPE_CHECKING, Optional
 
 from .fraglayout import Layout, LayoutError, mma_layouts
 from .fragvalue import value_key
 from .laneaddr import LaneLoad, weight_load
+
+if TYPE_CHECKING:
+    from .mma import Phase
 
 
 @dataclass(frozen=True)
@@ -118,7 +121,7 @@ class FragReg:
 @dataclass
 class PhaseMap:
     """Every fragment register of one phase, placed in the phase's A, B, C and D."""
-    phase: object            # rrsplice.mma.Phase
+    phase: Phase
     layouts: dict            # "A".."D" -> Layout
     a: list = field(default_factory=list)
     b: list = field(default_factory=list)
