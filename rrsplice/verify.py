@@ -272,9 +272,9 @@ def verify(recipe, arch: Optional[str] = None, *, corpus=None, optimize: bool = 
             futs = [pool.submit(_assemble, name, src, arch, obj, optimize, reloc)
                     for name, src, obj, reloc in jobs]
             res.steps.extend(f.result() for f in futs)
-        patched, body = res.step("ptxas patched"), res.step("ptxas body")
-        assert patched is not None and body is not None  # both are in `jobs`
-        if patched.ok and body.ok:
+        s_patched, s_body = res.step("ptxas patched"), res.step("ptxas body")
+        assert s_patched is not None and s_body is not None  # both are in `jobs`
+        if s_patched.ok and s_body.ok:
             step_started(f"nvlink for {arch}")
             t1 = time.perf_counter()
             ok, log = nvlink([o_patched, o_body], arch, o_linked)
