@@ -105,13 +105,18 @@ def _target_function(module: Module, entry: Optional[str], rec: Recipe, path: Pa
 
 def _reference_lines(rec: Recipe) -> Optional[tuple[int, int]]:
     """The physical lines (first, last inclusive) a line-based form acts on."""
+    # a recipe's form is the one of its fields that is set (rrsplice.recipe)
     if rec.form == "cut_call":
+        assert rec.cut_call is not None
         return rec.cut_call[0], rec.cut_call[1] - 1
     if rec.form == "delete":
+        assert rec.delete is not None
         return rec.delete[0], rec.delete[1] - 1
     if rec.form == "cut_after":
+        assert rec.cut_after is not None
         return rec.cut_after, rec.cut_after
     if rec.form == "debug":
+        assert rec.debug is not None
         return rec.debug[0], rec.debug[0]
     return None
 
@@ -209,8 +214,9 @@ def port_recipe(recipe, to: str, *, out=None, corpus=None, force: bool = False,
                      module=mod_path)
     al = align(fa, fb)
     rmap, smap = al.global_maps()
-    new_lines = None
+    new_lines: Optional[tuple] = None
     if rec.form in ("cut_call", "delete"):
+        assert lines is not None  # a line-based form
         try:
             rng = lines_to_range(fa, *lines)
         except SelectionError as exc:
@@ -231,6 +237,7 @@ def port_recipe(recipe, to: str, *, out=None, corpus=None, force: bool = False,
         first, end = (rec.cut_call if rec.form == "cut_call" else rec.delete)
         new_lines = (first + sb1.line - sa1.line, end + sb2.end_line - sa2.end_line)
     elif rec.form in ("cut_after", "debug"):
+        assert lines is not None  # a line-based form
         new_line = _line_shift(fa, fb, al, lines[0], at_end=True)
         new_lines = (new_line,)
     declared = fa.register_names()
@@ -328,6 +335,7 @@ def _docstring(rec: Recipe, mod_path: Path, fb: Function, consts: dict, referenc
         from .fragreport import cut_lines
         from .select import StatementRange
         (b_first, b_last) = region[1]
+        assert fb.module is not None  # a parsed function knows its module
         maps = cut_lines(fb, load_analysis(fb.module, fb), StatementRange(b_first, b_last),
                          groups)
         if maps:
