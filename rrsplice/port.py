@@ -16,7 +16,7 @@ import re
 import tempfile
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Optional
+from typing import TYPE_CHECKING, Optional
 
 from .align import Disagreement, align
 from .cache import load_module
@@ -25,6 +25,9 @@ from .fsutil import write_atomic
 from .model import Function, Module
 from .recipe import Recipe, load_recipe, resolve_module
 from .select import SelectionError, lines_to_range
+
+if TYPE_CHECKING:
+    from .check import Report
 
 PORTABLE_FORMS = ("cut_call", "delete", "cut_after", "debug", "baseline", "replace_body")
 _TOKEN = re.compile(r"%[A-Za-z_$][\w$]*|[A-Za-z_$][\w$]*")
@@ -48,7 +51,7 @@ class PortResult:
     lines: Optional[tuple] = None    # the new (first, end) of a line-based form
     registers: dict = field(default_factory=dict)   # used registers A -> B that changed
     symbols: dict = field(default_factory=dict)
-    report: object = None
+    report: Optional[Report] = None
     text: str = ""
 
     @property
@@ -69,7 +72,7 @@ class PortResult:
                             "target": f"s{r[1][0]}-s{r[1][1]}"} if r else None),
                 # physical lines, inclusive (the recipe's own CUT_CALL/DELETE are
                 # half-open: `cut`)
-                "lines": list(self.inclusive_lines) if self.lines else None,
+                "lines": list(self.inclusive_lines or ()) if self.lines else None,
                 "cut": list(self.lines) if self.lines else None,
                 "registers": self.registers, "symbols": self.symbols,
                 "warnings": len(self.report.warnings) if self.report else 0}
