@@ -237,7 +237,9 @@ def port_recipe(recipe, to: str, *, out=None, corpus=None, force: bool = False,
         res.region = ((rng.first, rng.last), got)
         sa1, sa2 = fa.statements[rng.first - 1], fa.statements[rng.last - 1]
         sb1, sb2 = fb.statements[got[0] - 1], fb.statements[got[1] - 1]
-        first, end = (rec.cut_call if rec.form == "cut_call" else rec.delete)
+        span = rec.cut_call if rec.form == "cut_call" else rec.delete
+        assert span is not None  # the form's own field
+        first, end = span
         new_lines = (first + sb1.line - sa1.line, end + sb2.end_line - sa2.end_line)
     elif rec.form in ("cut_after", "debug"):
         assert lines is not None  # a line-based form
@@ -370,14 +372,16 @@ def _render(rec: Recipe, mp: _Mapper, mb: Module, mod_path: Path, fb: Function, 
     if rec.form == "cut_call" and new_lines:
         consts["CUT_CALL"] = tuple(new_lines)
     body = {"file": "MODULE", "entry": "ENTRY"}
-    texts = {}
+    texts: dict = {}
     if rec.form == "cut_call":
         body["cut_call"] = "CUT_CALL"
+        assert rec.call is not None  # a cut_call recipe has its call text
         texts["CALL"] = mp.text(rec.call)
         body["call"] = "CALL"
     elif rec.form == "delete":
         consts["DELETE"] = tuple(new_lines)
         body["delete"] = "DELETE"
+        assert rec.insert is not None  # a delete recipe has its insert text
         texts["INSERT"] = mp.text(rec.insert)
         body["insert"] = "INSERT"
         if rec.delete_check:
@@ -387,6 +391,7 @@ def _render(rec: Recipe, mp: _Mapper, mb: Module, mod_path: Path, fb: Function, 
     elif rec.form == "cut_after":
         consts["CUT_AFTER"] = new_lines[0]
         body["cut_after"] = "CUT_AFTER"
+        assert rec.tail is not None  # a cut_after recipe has its tail
         texts["TAIL"] = mp.text(rec.tail)
         body["tail"] = "TAIL"
         if rec.cut_check is not None:
@@ -399,6 +404,7 @@ def _render(rec: Recipe, mp: _Mapper, mb: Module, mod_path: Path, fb: Function, 
             texts["DEBUG_BLOCK"] = mp.text(rec.debug_block)
             body["debug_block"] = "DEBUG_BLOCK"
     elif rec.form == "replace_body":
+        assert rec.stub is not None  # a replace_body recipe has its stub
         texts["STUB"] = mp.text(rec.stub)
         body["replace_body"] = "ENTRY"
         body["stub"] = "STUB"
