@@ -398,6 +398,7 @@ def _render(rec: Recipe, mp: _Mapper, mb: Module, mod_path: Path, fb: Function, 
             texts["CUT_CHECK"] = mp.text(rec.cut_check)
             body["cut_check"] = "CUT_CHECK"
     elif rec.form == "debug":
+        assert rec.debug is not None  # a debug recipe has its point
         consts["DEBUG"] = (new_lines[0], [mp.text(r) for r in rec.debug[1]])
         body["debug"] = "DEBUG"
         if rec.debug_block is not None:
