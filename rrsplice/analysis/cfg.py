@@ -133,7 +133,7 @@ def build_cfg(fn: Function) -> CFG:
             leader[st.index] = True
         elif st.base in TERMINATORS:
             leader[st.index + 1] = True
-    blocks = []
+    blocks: list[BasicBlock] = []
     block_of = [0] * (n + 1)
     start = 1
     for i in range(2, n + 2):

@@ -48,8 +48,8 @@ class FunctionAnalysis:
         self._number_registers()
         self._solve()
         self._checkpoints: dict = {}
-        self._def_sites = None
-        self._touch_sites = None
+        self._def_sites: Optional[dict] = None
+        self._touch_sites: Optional[dict] = None
         self._use_sets = None
         self._derived: dict = {}
 
@@ -279,7 +279,7 @@ class FunctionAnalysis:
         cfg = self.cfg
         blocks = cfg.blocks
         first_b, last_b = cfg.block_of[a], cfg.block_of[z]
-        subs = []
+        subs: list = []
         sub_of_block = {}
         for bid in range(first_b, last_b + 1):
             b = blocks[bid]
@@ -316,7 +316,7 @@ class FunctionAnalysis:
             for t in exits:
                 m |= boundary(t)
             bound[k] = m
-        preds = [[] for _ in range(n)]
+        preds: list[list[int]] = [[] for _ in range(n)]
         for k, (_, _, succ, _) in enumerate(subs):
             for s in succ:
                 preds[s].append(k)
@@ -387,14 +387,14 @@ class FunctionAnalysis:
         defs = []
         du = self.du
         for lo, hi, _, _ in subs:
-            s: set = set()
+            regs: set = set()
             for i in range(lo, hi + 1):
                 d = du[i - 1].defs
                 if d:
-                    s.update(d)
-            defs.append(self.mask(s))
+                    regs.update(d)
+            defs.append(self.mask(regs))
         out = list(defs)
-        preds = [[] for _ in range(n)]
+        preds: list[list[int]] = [[] for _ in range(n)]
         for k, (_, _, succ, _) in enumerate(subs):
             for s in succ:
                 preds[s].append(k)
@@ -500,7 +500,7 @@ class FunctionAnalysis:
 
     def __setstate__(self, state):
         self.__dict__.update(state)
-        self.fn = None
+        self.fn = None  # type: ignore[assignment]  # a loaded analysis gets its Function from the loader
         self._checkpoints = {}
         self._def_sites = None
         self._touch_sites = None

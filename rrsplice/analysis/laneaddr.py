@@ -122,11 +122,12 @@ class _Eval:
             if (a.base.name, a.offset) == self.weight:
                 return Linear(0, ((WEIGHT, 1),))
             return Linear(0, ((f"{a.base.name}+{a.offset}", 1),))
-        srcs = [self.operand(d, op) for op in ops[1:]]
-        if base in ("mov", "cvt", "cvta") and len(srcs) == 1:
-            return srcs[0]
-        if None in srcs:
+        maybe = [self.operand(d, op) for op in ops[1:]]
+        if base in ("mov", "cvt", "cvta") and len(maybe) == 1:
+            return maybe[0]
+        if None in maybe:
             return None
+        srcs = [s for s in maybe if s is not None]
         if base == "add" and len(srcs) == 2:
             return srcs[0] + srcs[1]
         if base == "sub" and len(srcs) == 2:

@@ -108,6 +108,10 @@ def mma_of(st: Statement) -> Optional[Mma]:
             layouts.append(mod)
         elif mod in _TYPES:
             types.append(mod)
+    d_t: Optional[str]
+    a_t: Optional[str]
+    b_t: Optional[str]
+    c_t: Optional[str]
     if len(types) >= 4:
         d_t, a_t, b_t, c_t = types[:4]
     elif len(types) == 2:       # e.g. an 'f64' form written with two types: D/C and A/B
@@ -126,7 +130,7 @@ def mma_of(st: Statement) -> Optional[Mma]:
 
 def find_mma(fn: Function) -> list[Mma]:
     """Every `mma` of the function, in program order."""
-    return [mma_of(st) for st in fn.statements if is_mma(st)]
+    return [mm for st in fn.statements if (mm := mma_of(st)) is not None]
 
 
 # ---------------------------------------------------------------- chains
@@ -217,6 +221,7 @@ def _scan(fn: Function, fa=None) -> _Scan:
             continue
         if base == "mma":
             mm = mma_of(st)
+            assert mm is not None  # base "mma" on a non-label is an mma
             if pending is None and phase >= 0:
                 for r in mm.a + mm.b:
                     if r in cur_d:
@@ -234,7 +239,7 @@ def _scan(fn: Function, fa=None) -> _Scan:
             src = None
             if mm.c:
                 if reaching is not None:
-                    srcs = set()
+                    srcs: set = set()
                     for r in set(mm.c):
                         defs = reaching(i, r)
                         srcs.add(tuple(defs) if len(defs) != 1 else defs[0])
@@ -418,7 +423,7 @@ def phases(fn: Function, fa=None) -> list[Phase]:
     for m in sc.mmas:
         by_phase.setdefault(sc.phase_of[m.index], []).append(m)
     chains_by_phase: dict[int, list] = {}
-    cross = Counter()
+    cross: Counter = Counter()
     for c in all_chains:
         # a chain never spans phases: cut it where the phase changes
         cur = [c[0]]
@@ -503,6 +508,7 @@ def _build_phase(p: int, ms: list, chs: list, sc: _Scan, mma_at: dict, prov,
             seen_b.add(kb)
             b_frags.append(m.b)
     # bias seeds: C operands whose value no mma produced
+    seed_at: dict
     seeds, seed_at, seen_s = [], {}, set()
     for m in ms:
         if m.index in sc.pred or sc.c_from_mma.get(m.index):

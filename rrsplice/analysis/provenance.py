@@ -503,6 +503,7 @@ class _Engine:
                 return Unknown(f"{reg} is not a destination of s{d}")
         else:
             return Unknown(f"{st.opcode} destination")
+        assert idx is not None  # each branch above found an index or returned
         addr = ops[1]
         if isinstance(addr.base, Reg):
             bv = self._val(d, addr.base)
@@ -718,7 +719,7 @@ def _symbol_uses(fa, symbol: str) -> SymbolUses:
         for pos, op in enumerate(st.operands):
             if isinstance(op, Address):
                 b = op.base
-                hit = None
+                hit: Optional[tuple[bool, Optional[str]]] = None
                 if isinstance(b, Symbol) and b.name == symbol:
                     hit = (True, None)
                 elif isinstance(b, Reg) and via_tainted(i, b.key):
@@ -812,7 +813,7 @@ def classify_live_in(fa, rng, passed=None) -> list[LiveIn]:
     values = {r: _merged(eng, r, defs_of[r]) for r in live if defs_of[r]}
 
     # candidates: (pointer register, detail) for registers reloadable from a pointer
-    block_regs = {}
+    block_regs: dict = {}
     for r in live:
         if isinstance(values.get(r), ParamBlock) and r not in pred:
             block_regs.setdefault(values[r].name, []).append(r)
@@ -848,6 +849,7 @@ def classify_live_in(fa, rng, passed=None) -> list[LiveIn]:
         else:
             ok = c is not None and c[0] not in cand
         if ok:
+            assert c is not None  # ok implies a candidate
             out.append(LiveIn(r, "derivable", c[1], d))
         elif isinstance(v, Special):
             out.append(LiveIn(r, "special", f"copy of {v.name}", d))
@@ -873,7 +875,7 @@ def _value_note(eng: _Engine, v) -> str:
 
 def _outside_defs(eng: _Engine, entries, rng, reg: str) -> tuple:
     """Definitions of `reg` made outside `rng` that reach one of its entries."""
-    out = set()
+    out: set = set()
     for e in entries:
         out.update(d for d in eng.rd(e, reg) if not (rng.first <= d <= rng.last))
     return tuple(sorted(out))

@@ -26,12 +26,15 @@ one `outline` accepts.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Iterable, Optional
+from typing import TYPE_CHECKING, Iterable, Optional
 
 from .exits import branch_labels, return_labels
 from ..ptx.model import Symbol
 from ..ptx.select import StatementRange
 from .semantics import is_pseudo
+
+if TYPE_CHECKING:
+    from .dataflow import FunctionAnalysis
 
 ENTRY_KINDS = ("fall", "head", "side")
 EXIT_KINDS = ("fall", "return", "dispatch", "stray")
@@ -48,7 +51,7 @@ class Edge:
 @dataclass
 class Region:
     """The control and data flow of statements `rng` of the analysed function `fa.fn`."""
-    fa: object                          # rrsplice.analysis.dataflow.FunctionAnalysis
+    fa: FunctionAnalysis
     rng: StatementRange
     dispatched: frozenset = frozenset()  # labels the splice text dispatches to
     edges: list = field(default_factory=list)     # every boundary Edge, in CFG order

@@ -149,9 +149,10 @@ def load_addresses(fa, d: int) -> Optional[tuple]:
     """(root, offsets at every probe) of load `d`'s address; None unless every probe
     evaluates to one root."""
     vals = [load_address(fa, d, p) for p in range(len(PROBES))]
-    if any(v is None for v in vals) or len({v[0] for v in vals}) != 1:
+    known = [v for v in vals if v is not None]
+    if len(known) != len(vals) or len({v[0] for v in known}) != 1:
         return None
-    return vals[0][0], tuple(v[1] for v in vals)
+    return known[0][0], tuple(v[1] for v in known)
 
 
 def destination_position(st, reg: str) -> Optional[int]:

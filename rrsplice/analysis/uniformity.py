@@ -184,9 +184,9 @@ class Uniformity:
         return not blk.succs and all(stmts[i - 1].is_label or stmts[i - 1].base in TERMINATORS
                                      for i in range(blk.first, blk.last + 1))
 
-    def chain(self, why: Why, limit: int = 6) -> list:
+    def chain(self, why: Optional[Why], limit: int = 6) -> list:
         """The statements from a per-lane value back to its source: [(index, what)]."""
-        out = []
+        out: list = []
         seen = set()
         while why is not None and len(out) < limit and why.index not in seen:
             seen.add(why.index)
@@ -224,7 +224,7 @@ def _control_dependence(cfg, stmts) -> tuple:
     succ = {b: _succs(cfg, stmts, b) for b in range(n)}
     # blocks that cannot reach EXIT (endless loops) get an edge to it, so every block has
     # a post-dominator
-    preds = {EXIT: []}
+    preds: dict[int, list[int]] = {EXIT: []}
     for b in range(n):
         preds.setdefault(b, [])
     for b, ss in succ.items():

@@ -71,13 +71,14 @@ def classify_gap(stmts: list) -> dict:
     for st in stmts:
         for f in _features(st):
             feats.setdefault(f, st)
+    used: tuple[str, ...]
     kind, used = "unrecognised", ()
     for k, need in EPILOGUE_SIGNATURES:
         if all(n in feats for n in need):
             kind, used = k, need
             break
     ev = [feats[n] for n in used]
-    imms = []
+    imms: list = []
     for st in stmts:
         if used and used[0] in _features(st):
             imms += [op.text for op in st.operands if type(op).__name__ == "Imm"]

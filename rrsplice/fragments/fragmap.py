@@ -19,11 +19,14 @@ comes from the load's per-lane address (rrsplice.analysis.laneaddr): the weight-
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Optional
+from typing import TYPE_CHECKING, Optional
 
 from .layout import Layout, LayoutError, mma_layouts
 from ..analysis.fragvalue import value_key
 from ..analysis.laneaddr import LaneLoad, weight_load
+
+if TYPE_CHECKING:
+    from ..analysis.mma import Phase
 
 
 @dataclass(frozen=True)
@@ -118,7 +121,7 @@ class FragReg:
 @dataclass
 class PhaseMap:
     """Every fragment register of one phase, placed in the phase's A, B, C and D."""
-    phase: object            # rrsplice.analysis.mma.Phase
+    phase: Phase
     layouts: dict            # "A".."D" -> Layout
     a: list = field(default_factory=list)
     b: list = field(default_factory=list)

@@ -228,7 +228,7 @@ class Layout:
     def instances(self) -> int:
         return self.rule_data.instances
 
-    def coord(self, lane: int, reg: int, elem: int) -> tuple:
+    def coord(self, lane: int, reg: int, elem: int) -> tuple[int, int]:
         """(row, col) of element `elem` of register `reg` in lane `lane`."""
         r = self.rule_data
         if not (0 <= lane < 32 and 0 <= reg < r.regs and 0 <= elem < r.per_reg):

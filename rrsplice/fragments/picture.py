@@ -57,6 +57,7 @@ def _grids(pm, matrices=None, tile=None) -> list:
         r0, c0 = 0, 0
         title = f"phase {p.index} {names[key][0]} {rows}x{cols}"
         if tile is not None:
+            assert shapes is not None  # computed whenever there is a tile
             th, tw = shapes[key]
             r0, c0 = tile[0] * th, tile[1] * tw
             if r0 >= rows or c0 >= cols:

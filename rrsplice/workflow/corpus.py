@@ -41,6 +41,7 @@ def _entry_row(row: dict, fn) -> dict:
     row["geometry"] = [f"{p.geometry} {p.shape}" for p in ps]
     eps = []
     for p in ps[:-1]:
+        assert p.gap_first is not None  # phases() gives every phase but the last a gap
         gap = classify_gap(fn.statements[p.gap_first - 1:p.gap_last])
         eps.append(gap["kind"].value + ("+requantise" if gap["requantise"].value else ""))
     row["epilogues"] = eps
@@ -53,7 +54,7 @@ def _rows(path: str) -> list:
     the dataflow analysis (register names in straight-line code, which is where phases
     live; docs/phases.md), which keeps a corpus walk within seconds."""
     from ..ptx.errors import RRSpliceError
-    base = {"module": path, "entry": None, "lines": None, "mma": 0, "phases": 0,
+    base: dict = {"module": path, "entry": None, "lines": None, "mma": 0, "phases": 0,
             "geometry": [], "epilogues": [], "error": None}
     try:
         from ..infra.fsutil import read_input

@@ -39,7 +39,7 @@ from __future__ import annotations
 
 import re
 from pathlib import Path
-from typing import Optional
+from typing import Optional, cast
 
 from ..ptx.errors import ParseError, RRSpliceError
 
@@ -92,6 +92,7 @@ def apply_recipe(recipe_path, corpus=None, out=None, *, stage: Optional[str] = N
         raise HookError("ptxas", f"{res.output} does not assemble for "
                         + ", ".join(a.arch for a in bad) + ":\n" + bad[0].log.strip()[-2000:],
                         recipe=recipe_path, report=res.report)
+    assert res.output is not None  # apply() wrote the module
     return res.output
 
 
@@ -112,7 +113,7 @@ def apply_family_recipe(recipe_path, corpus_dir, out=None, *, jobs=None) -> list
         raise HookError("family", f"{len(bad)} of {len(rows)} kernel(s) not applied:\n"
                         + "\n".join(f"  {r.module}:{r.entry}: {r.status}: {r.message}"
                                      for r in bad), recipe=recipe_path, report=rows)
-    return [Path(r.output) for r in rows]
+    return [Path(cast(str, r.output)) for r in rows]  # every row is ok: each has its output
 
 
 _KERNEL = re.compile(r"^cuda_dldn_engine_swin_([A-Za-z0-9]+)_kernel$")

@@ -18,6 +18,7 @@ the harness's (it owns the random inputs).
 
 from __future__ import annotations
 
+import builtins
 import json
 import struct
 from dataclasses import dataclass, field
@@ -70,7 +71,7 @@ class Param:
     def role(self) -> str:
         return self.raw.get("role", "input")
 
-    def scalar_bytes(self) -> bytes:
+    def scalar_bytes(self) -> builtins.bytes:
         """A scalar's value as the kernel receives it."""
         return struct.pack(SCALARS[self.kind], self.raw["value"])
 

@@ -16,7 +16,7 @@ import re
 import tempfile
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Optional
+from typing import TYPE_CHECKING, Optional
 
 from .align import Disagreement, align
 from ..infra.cache import load_module
@@ -25,6 +25,9 @@ from ..infra.fsutil import write_atomic
 from ..ptx.model import Function, Module
 from .recipe import Recipe, load_recipe, resolve_module
 from ..ptx.select import SelectionError, lines_to_range
+
+if TYPE_CHECKING:
+    from ..check import Report
 
 PORTABLE_FORMS = ("cut_call", "delete", "cut_after", "debug", "baseline", "replace_body")
 _TOKEN = re.compile(r"%[A-Za-z_$][\w$]*|[A-Za-z_$][\w$]*")
@@ -48,7 +51,7 @@ class PortResult:
     lines: Optional[tuple] = None    # the new (first, end) of a line-based form
     registers: dict = field(default_factory=dict)   # used registers A -> B that changed
     symbols: dict = field(default_factory=dict)
-    report: object = None
+    report: Optional[Report] = None
     text: str = ""
 
     @property
@@ -69,7 +72,7 @@ class PortResult:
                             "target": f"s{r[1][0]}-s{r[1][1]}"} if r else None),
                 # physical lines, inclusive (the recipe's own CUT_CALL/DELETE are
                 # half-open: `cut`)
-                "lines": list(self.inclusive_lines) if self.lines else None,
+                "lines": list(self.inclusive_lines or ()) if self.lines else None,
                 "cut": list(self.lines) if self.lines else None,
                 "registers": self.registers, "symbols": self.symbols,
                 "warnings": len(self.report.warnings) if self.report else 0}
@@ -105,13 +108,18 @@ def _target_function(module: Module, entry: Optional[str], rec: Recipe, path: Pa
 
 def _reference_lines(rec: Recipe) -> Optional[tuple[int, int]]:
     """The physical lines (first, last inclusive) a line-based form acts on."""
+    # a recipe's form is the one of its fields that is set (rrsplice.workflow.recipe)
     if rec.form == "cut_call":
+        assert rec.cut_call is not None
         return rec.cut_call[0], rec.cut_call[1] - 1
     if rec.form == "delete":
+        assert rec.delete is not None
         return rec.delete[0], rec.delete[1] - 1
     if rec.form == "cut_after":
+        assert rec.cut_after is not None
         return rec.cut_after, rec.cut_after
     if rec.form == "debug":
+        assert rec.debug is not None
         return rec.debug[0], rec.debug[0]
     return None
 
@@ -220,8 +228,9 @@ def port_recipe(recipe, to: str, *, out=None, corpus=None, force: bool = False,
                      module=mod_path)
     al = align(fa, fb)
     rmap, smap = al.global_maps()
-    new_lines = None
+    new_lines: Optional[tuple] = None
     if rec.form in ("cut_call", "delete"):
+        assert lines is not None  # a line-based form
         try:
             rng = lines_to_range(fa, *lines)
         except SelectionError as exc:
@@ -239,9 +248,12 @@ def port_recipe(recipe, to: str, *, out=None, corpus=None, force: bool = False,
         res.region = ((rng.first, rng.last), got)
         sa1, sa2 = fa.statements[rng.first - 1], fa.statements[rng.last - 1]
         sb1, sb2 = fb.statements[got[0] - 1], fb.statements[got[1] - 1]
-        first, end = (rec.cut_call if rec.form == "cut_call" else rec.delete)
+        span = rec.cut_call if rec.form == "cut_call" else rec.delete
+        assert span is not None  # the form's own field
+        first, end = span
         new_lines = (first + sb1.line - sa1.line, end + sb2.end_line - sa2.end_line)
     elif rec.form in ("cut_after", "debug"):
+        assert lines is not None  # a line-based form
         new_line = _line_shift(fa, fb, al, lines[0], at_end=True)
         new_lines = (new_line,)
     declared = _RegDecls(fa)
@@ -339,6 +351,7 @@ def _docstring(rec: Recipe, mod_path: Path, fb: Function, consts: dict, referenc
         from ..fragments.report import cut_lines
         from ..ptx.select import StatementRange
         (b_first, b_last) = region[1]
+        assert fb.module is not None  # a parsed function knows its module
         maps = cut_lines(fb, load_analysis(fb.module, fb), StatementRange(b_first, b_last),
                          groups)
         if maps:
@@ -370,14 +383,16 @@ def _render(rec: Recipe, mp: _Mapper, mb: Module, mod_path: Path, fb: Function, 
     if rec.form == "cut_call" and new_lines:
         consts["CUT_CALL"] = tuple(new_lines)
     body = {"file": "MODULE", "entry": "ENTRY"}
-    texts = {}
+    texts: dict = {}
     if rec.form == "cut_call":
         body["cut_call"] = "CUT_CALL"
+        assert rec.call is not None  # a cut_call recipe has its call text
         texts["CALL"] = mp.text(rec.call)
         body["call"] = "CALL"
     elif rec.form == "delete":
         consts["DELETE"] = tuple(new_lines)
         body["delete"] = "DELETE"
+        assert rec.insert is not None  # a delete recipe has its insert text
         texts["INSERT"] = mp.text(rec.insert)
         body["insert"] = "INSERT"
         if rec.delete_check:
@@ -387,18 +402,21 @@ def _render(rec: Recipe, mp: _Mapper, mb: Module, mod_path: Path, fb: Function, 
     elif rec.form == "cut_after":
         consts["CUT_AFTER"] = new_lines[0]
         body["cut_after"] = "CUT_AFTER"
+        assert rec.tail is not None  # a cut_after recipe has its tail
         texts["TAIL"] = mp.text(rec.tail)
         body["tail"] = "TAIL"
         if rec.cut_check is not None:
             texts["CUT_CHECK"] = mp.text(rec.cut_check)
             body["cut_check"] = "CUT_CHECK"
     elif rec.form == "debug":
+        assert rec.debug is not None  # a debug recipe has its point
         consts["DEBUG"] = (new_lines[0], [mp.text(r) for r in rec.debug[1]])
         body["debug"] = "DEBUG"
         if rec.debug_block is not None:
             texts["DEBUG_BLOCK"] = mp.text(rec.debug_block)
             body["debug_block"] = "DEBUG_BLOCK"
     elif rec.form == "replace_body":
+        assert rec.stub is not None  # a replace_body recipe has its stub
         texts["STUB"] = mp.text(rec.stub)
         body["replace_body"] = "ENTRY"
         body["stub"] = "STUB"

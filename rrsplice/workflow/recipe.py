@@ -297,7 +297,8 @@ def _decode_module(path: Path, reply: dict, runner) -> tuple:
                 def stages(table=table):
                     return table
             else:
-                err = RecipeError(path, st.get("error") if isinstance(st.get("error"), str)
+                error_text = st.get("error")
+                err = RecipeError(path, error_text if isinstance(error_text, str)
                                   else "stages() failed", "stages")
 
                 def stages(err=err):
@@ -585,6 +586,7 @@ def corpus_dirs(corpus=None, start: Optional[Path] = None) -> list[tuple[Path, s
     # the working directory's (which may be anyone's checkout); cwd only without a recipe
     cfg = load_config(start if start is not None else Path.cwd())
     if cfg.corpus is not None:
+        assert cfg.root is not None  # a configured corpus comes from a pyproject.toml
         add(cfg.corpus, f"[tool.rrsplice] corpus in {cfg.root / 'pyproject.toml'}")
     add(USER_CORPUS, str(USER_CORPUS))
     add(BUNDLED_CORPUS, "the bundled corpus_fixtures/")

@@ -226,6 +226,7 @@ class Runner:
     def _read_line(self) -> bytes:
         """One reply line; ProcessFailure when the runner ends first (a forked child that
         keeps the pipe open does not keep us waiting: the runner's own exit is watched)."""
+        assert self.proc.stdout is not None  # started with stdout=PIPE
         fd = self.proc.stdout.fileno()
         buf = bytearray()
         sel = selectors.DefaultSelector()

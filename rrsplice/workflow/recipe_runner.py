@@ -31,7 +31,7 @@ INT_LIMIT = 2 ** 63
 UPPER = frozenset("ABCDEFGHIJKLMNOPQRSTUVWXYZ")
 NAME_CHARS = UPPER | frozenset("0123456789_")
 PID = os.getpid()
-FUNCTIONS = {}                  # id -> callable, for `call` / `map`
+FUNCTIONS: dict = {}                # id -> callable, for `call` / `map`
 
 
 def _opaque(v, why=None):

@@ -282,7 +282,7 @@ def new_recipe(name: str, module, rng_text: str, *, abi: str = "scratch",
     from ..check import block_threads
     threads = block_threads(fn)
     slots = "lane"
-    own = None
+    own: Optional[dict] = None
     if abi == "scratch" and (ret_regs or exits):
         try:
             if threads is not None and threads > 32:
@@ -320,6 +320,7 @@ def new_recipe(name: str, module, rng_text: str, *, abi: str = "scratch",
     # .shared arrays the region names: their addresses must be passed (a .func cannot name
     # them); the scratch array travels as the call's last argument already
     shared_names = {d.name for d in fn.decls() if d.space == ".shared"}
+    assert fn.module is not None  # a parsed function knows its module
     shared_names |= {d.name for d in fn.module.decls if d.space == ".shared"}
     shared = []
     for i in range(rng.first, rng.last + 1):
@@ -331,6 +332,7 @@ def new_recipe(name: str, module, rng_text: str, *, abi: str = "scratch",
     barrier = False
     if abi == "scratch" and ret_regs and own is None and (threads is None or threads > 32):
         from ..analysis.provenance import symbol_uses
+        assert sym is not None  # the scratch ABI with returns chose an array above
         barrier = any(a.kind != "address" for a in symbol_uses(fa, sym).accesses)
 
     # call.uni only where the warp arrives together (check's divergent-call rule)
@@ -356,8 +358,8 @@ def new_recipe(name: str, module, rng_text: str, *, abi: str = "scratch",
                    f"is a {p1.geometry} {p1.shape} GEMM: {len(p1.mmas)} mma in "
                    f"{p1.chain_count} chains, {p1.m_tiles} m-tiles x {p1.n_tiles} n-tiles x "
                    f"{p1.k_slices} k-slices, {len(p1.a_fragments)} A fragments.")
-        offs = [p1.bias_seed_offsets.get(r) for r in c_regs]
-        offs = [o for o in offs if o is not None]
+        found = [p1.bias_seed_offsets.get(r) for r in c_regs]
+        offs = [o for o in found if o is not None]
         if offs:
             doc.append(f"Its {len(c_regs)} bias seeds are loaded from the weight image at "
                        f"+{min(offs)}..+{max(offs)}.")
@@ -520,7 +522,7 @@ def entered_head(fn, rng) -> list:
             continue
         for name in branch_labels(st):
             if name == first.label and labels.resolve(st, name) is first:
-                return [first.label]
+                return [name]  # == first.label
     return []
 
 
@@ -557,6 +559,7 @@ def own_scratch_effect(recipe_path: Path, module: Path, fn, threads: int,
             # whole-program with an empty body: `ptxas -c` leaves module-scope .shared
             # arrays to the linker and would not count them
             stub = Path(tmp) / "stubbed.ptx"
+            assert res.output is not None  # apply() was given `out`
             stub.write_text(_stub_callees(res.output.read_text()))
             after = ptxas(stub, arch, out=Path(tmp) / "stubbed.cubin", relocatable=False)
     except ToolNotFound as exc:
@@ -882,7 +885,7 @@ def _render(*, name, doc, module, entry, callee, cut, abi, a_regs, c_regs, other
             ret_regs, types, scratch, w_reg, v_reg, layout_size, slots, shared=(),
             barrier=False, own=None, exits=(), head=(), roles=None,
             call_opcode="call.uni") -> str:
-    wrapped = []
+    wrapped: list[str] = []
     for para in doc:
         wrapped.extend(_wrap(para) if para else [""])
     typ = "{" + ", ".join(f'"{k}": "{v}"' for k, v in sorted(types.items())) + "}"

@@ -16,7 +16,7 @@ import tempfile
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Optional
+from typing import TYPE_CHECKING, Optional, cast
 
 from ..infra.cache import load_module
 from ..check import CheckFailed, Report, Target, check_recipe, debug_block_text
@@ -26,6 +26,9 @@ from ..ptx.parser import parse_bytes
 from ..infra.arch import arch_number, check_buildable, module_arch
 from .recipe import Recipe, load_recipe, resolve_module
 from ..infra.fsutil import write_atomic  # noqa: F401  (re-exported for callers of splice)
+
+if TYPE_CHECKING:
+    from ..rewrite.rules import RewritePlan
 
 
 class ApplyError(RRSpliceError):
@@ -104,12 +107,14 @@ class _Ctx:
 def _edits_region(c: _Ctx) -> list[Edit]:
     t = c.t
     a, last = t.first_line, t.last_line
+    assert a is not None and last is not None and t.text is not None  # set for a region
     return [Edit(c.line_start(a), c.line_start(last + 1),
                  _nl(_with_newline(t.text), c.nl), f"lines {a}-{last}")]
 
 
 def _edits_point(c: _Ctx) -> list[Edit]:
     t = c.t
+    assert t.fn is not None and t.first_line is not None  # set for a point
     text = debug_block_text(t.recipe, t, t.fn)
     pos, prefix = c.after(t.first_line)
     return [Edit(pos, pos, prefix + _nl(_with_newline(text), c.nl),
@@ -118,6 +123,7 @@ def _edits_point(c: _Ctx) -> list[Edit]:
 
 def _edits_truncate(c: _Ctx) -> list[Edit]:
     t = c.t
+    assert t.first_line is not None and t.text is not None  # set for a truncation
     pos, prefix = c.after(t.first_line)
     return [Edit(pos, len(c.data), prefix + _nl(t.text, c.nl),
                  f"truncate after line {t.first_line}")]
@@ -125,7 +131,9 @@ def _edits_truncate(c: _Ctx) -> list[Edit]:
 
 def _edits_body(c: _Ctx) -> list[Edit]:
     t = c.t
+    assert t.fn is not None and t.text is not None  # set for a body target
     b = t.fn.body
+    assert b is not None  # a body target is a function with a body
     s, e = c.m.byte_offset(b.start) + 1, c.m.byte_offset(b.end) - 1
     return [Edit(s, e, c.nl + _nl(_with_newline(t.text.strip("\r\n")), c.nl),
                  f"body of {t.fn.name}")]
@@ -142,7 +150,7 @@ def build_edits(target: Target) -> list[Edit]:
     c = _Ctx(target)
     edits = KIND_EDITS[target.kind](c)
     if target.rewrites is not None:
-        edits += target.rewrites.edits(c.m)
+        edits += cast("RewritePlan", target.rewrites).edits(c.m)
     fn = target.fn
     if target.extern and fn is not None and target.kind != "point":
         pos = c.line_start(fn.line)

@@ -134,6 +134,7 @@ def add_stage(recipe, *, at: Optional[str] = None, line: Optional[int] = None,
     if not re.fullmatch(r"[A-Za-z0-9_]+\.[A-Za-z0-9_.]+", qname):
         raise StageError(f"stage name {qname!r}: use letters, digits and _ (e.g. {layer}.p1_out)")
     # validate the point like `check --debug` does, before touching the file
+    assert line is not None  # each of --at / --line / --phase gives one
     t = Target(recipe=rec, path=Path(mpath), module=m, kind="point", first_line=line,
                stage=qname, point_regs=reg_list)
     from ..check import _function_at
@@ -177,7 +178,7 @@ def add_stage(recipe, *, at: Optional[str] = None, line: Optional[int] = None,
         except RecipeError as exc:
             write_atomic(path, text.encode("utf-8"), protect=(mpath,))
             raise StageError(f"the edited recipe no longer loads; restored it: {exc}") from None
-    st = rep.facts.stage
+    stage = rep.facts.stage
     return {"recipe": str(path), "name": qname, "line": line,
-            "after": st.after if st else None,
+            "after": stage.after if stage else None,
             "registers": reg_list, "function": fn.name}

@@ -199,6 +199,9 @@ def prepare(recipe, corpus=None, *, check: bool = True, any_module: bool = False
         # --no-check goes on past findings, never past a cut without statements, call text
         # or extern declaration: there would be nothing to outline
         raise CheckFailed(report)
+    # a cut that is incomplete always carries an error finding, so it was refused above
+    assert t.fn is not None and t.rng is not None and t.text and t.extern
+    assert t.last_line is not None
     data = emit(module, build_edits(t))
     from ..rewrite import rules_for_recipe
     out = build_outline(t.module, t.fn, t.rng, t.text, t.extern,
@@ -269,13 +272,16 @@ def verify(recipe, arch: Optional[str] = None, *, corpus=None, optimize: bool = 
             futs = [pool.submit(_assemble, name, src, arch, obj, optimize, reloc)
                     for name, src, obj, reloc in jobs]
             res.steps.extend(f.result() for f in futs)
-        if res.step("ptxas patched").ok and res.step("ptxas body").ok:
+        s_patched, s_body = res.step("ptxas patched"), res.step("ptxas body")
+        assert s_patched is not None and s_body is not None  # both are in `jobs`
+        if s_patched.ok and s_body.ok:
             step_started(f"nvlink for {arch}")
             t1 = time.perf_counter()
             ok, log = nvlink([o_patched, o_body], arch, o_linked)
             res.steps.append(Step("nvlink", ok, time.perf_counter() - t1, log,
                                   _nvlink_resources(log)))
-        if original and res.step("ptxas original").ok:
+        orig = res.step("ptxas original") if original else None
+        if orig is not None and orig.ok:
             # the original linked alone: its figures in the linked kernel's accounting
             t1 = time.perf_counter()
             ok, log = nvlink([o_orig_obj], arch, o_orig)
