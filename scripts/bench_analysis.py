@@ -33,9 +33,9 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from rrsplice.analysis.cfg import build_cfg  # noqa: E402
 from rrsplice.analysis.dataflow import FunctionAnalysis  # noqa: E402
+from rrsplice.analysis.semantics import def_use  # noqa: E402
 from rrsplice.ptx.parser import parse_bytes  # noqa: E402
 from rrsplice.ptx.select import StatementRange, parse_statement_range, select_function  # noqa: E402
-from rrsplice.analysis.semantics import def_use  # noqa: E402
 
 CHILD = r"""
 import json, sys, time

@@ -17,9 +17,9 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from rrsplice.infra import cache
 from rrsplice.fragments import picture as fp  # noqa: E402
 from rrsplice.fragments.report import module_maps  # noqa: E402
+from rrsplice.infra import cache
 from rrsplice.ptx.select import select_function  # noqa: E402
 
 

@@ -230,8 +230,8 @@ def totals(rows: list) -> dict:
 
 
 def main(argv=None) -> int:
-    from rrsplice.infra.cache import load_analysis, load_module
     from rrsplice.analysis.mma import phases
+    from rrsplice.infra.cache import load_analysis, load_module
     from rrsplice.ptx.select import select_function
     ap = argparse.ArgumentParser(description=__doc__.split("\n", 1)[0])
     ap.add_argument("fixtures", nargs="*", default=DEFAULT)

@@ -33,7 +33,6 @@ import random
 import resource
 import select
 import shutil
-import subprocess
 import sys
 import tempfile
 import time
@@ -217,10 +216,12 @@ def campaign(args) -> dict:
     failures = []
     os.environ["RRSPLICE_NO_CACHE"] = "1"
     import fuzzing
+
     from rrsplice.ptx.parser import parse_bytes
     parse_bytes(fuzzing.MODULE_TEXT, "warm-up")      # the children start warm, with
-    import importlib                                 # every module already imported
+    import importlib  # every module already imported
     import pkgutil
+
     import rrsplice
     for info in pkgutil.walk_packages(rrsplice.__path__, "rrsplice."):
         importlib.import_module(info.name)

@@ -156,7 +156,7 @@ def check_launch(desc: dict) -> list:
                              f"parameter block with {size}-byte alignment")
         spans.append((off, size, f["name"]))
     spans.sort()
-    for (a, n, x), (b, _m, y) in zip(spans, spans[1:]):
+    for (a, n, x), (b, _m, y) in zip(spans, spans[1:], strict=False):
         if a + n > b:
             raise ValueError(f"{x} (offset {a}) overlaps {y} (offset {b})")
     return spans
@@ -399,7 +399,7 @@ def _where(desc: dict, name: str, mask: np.ndarray) -> dict:
             "first": [[int(p % width), int(p // width)] for p in pix[:4]]}
 
 
-def _run(drv: Driver, inp: "Inputs", fn, desc: dict, params: bytes, poison: int,
+def _run(drv: Driver, inp: Inputs, fn, desc: dict, params: bytes, poison: int,
          who: str) -> dict:
     inp.poison(poison)
     try:

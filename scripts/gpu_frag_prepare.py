@@ -50,13 +50,13 @@ from types import SimpleNamespace
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from rrsplice.infra import cache  # noqa: E402
-from rrsplice.check.debug import builtin_debug_block  # noqa: E402
-from rrsplice.fragments.layout import layout  # noqa: E402
-from rrsplice.fragments.fragmap import phase_maps  # noqa: E402
 from rrsplice.analysis.mma import phases  # noqa: E402
-from rrsplice.ptx.select import select_function  # noqa: E402
+from rrsplice.check.debug import builtin_debug_block  # noqa: E402
+from rrsplice.fragments.fragmap import phase_maps  # noqa: E402
+from rrsplice.fragments.layout import layout  # noqa: E402
+from rrsplice.infra import cache  # noqa: E402
 from rrsplice.infra.tools import ptxas  # noqa: E402
+from rrsplice.ptx.select import select_function  # noqa: E402
 
 ARCH = "sm_90"
 PLANE_BYTES = 32 * 4 * 16          # plane_out of a 32x4 launch; the dump follows it
@@ -156,7 +156,7 @@ def _mma_ptx(name, shape, la, lb, d, a, b, c, nA, nB, nC, nD) -> str:
                f"{{{', '.join(D)}}}, {{{', '.join(A)}}}, {{{', '.join(B)}}}, "
                f"{{{', '.join(C)}}};")
     if d == "f32":
-        ptx += [f"mov.b32 {r}, {f};" for r, f in zip(out_regs, D)]
+        ptx += [f"mov.b32 {r}, {f};" for r, f in zip(out_regs, D, strict=False)]
     ptx += [f"st.global.u32 [%rd4+{4 * i}], {r};" for i, r in enumerate(out_regs)]
     ptx += ["ret;", "}", ""]
     return "\n".join(ptx)
@@ -243,7 +243,7 @@ def fixture(fx: str, out: Path, rng: random.Random) -> dict:
     stages, inserts, base = [], [], PLANE_BYTES
     wbytes = truth["weight_layout"][-1]["bias_offset"] + truth["weight_layout"][-1]["bias_bytes"]
     image = bytearray(wbytes)
-    for pm, ft in zip(maps, truth["fragment_truth"]):
+    for pm, ft in zip(maps, truth["fragment_truth"], strict=False):
         p = pm.phase
         regs, slot_of = [], {}
         for f in pm.a + pm.c + pm.d:

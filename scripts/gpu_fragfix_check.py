@@ -120,7 +120,7 @@ def run_fixture(cp, drv, stage: Path, fx: dict) -> dict:
     for kind in ("orig", "dump"):
         bufs["out"] = cp.full(out_size, 0xA5, np.uint8)
         block = bytearray(fx["params"]["bytes"])
-        for off, size, role in fx["params"]["fields"]:
+        for off, _size, role in fx["params"]["fields"]:
             if role == "int":
                 continue
             struct.pack_into("<Q", block, off, bufs[role].data.ptr)

@@ -39,14 +39,14 @@ from unittest import mock
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from rrsplice.infra import cache
 from rrsplice.analysis import fragvalue  # noqa: E402
-from rrsplice.check.debug import builtin_debug_block  # noqa: E402
-from rrsplice.fragments.fragmap import phase_map  # noqa: E402
 from rrsplice.analysis.mma import phases  # noqa: E402
 from rrsplice.analysis.paramroles import write_only_pointer  # noqa: E402
-from rrsplice.ptx.select import select_function  # noqa: E402
+from rrsplice.check.debug import builtin_debug_block  # noqa: E402
+from rrsplice.fragments.fragmap import phase_map  # noqa: E402
+from rrsplice.infra import cache
 from rrsplice.infra.tools import ptxas  # noqa: E402
+from rrsplice.ptx.select import select_function  # noqa: E402
 
 FRAG = ROOT / "corpus_fixtures" / "frag"
 STEMS = ["frag_breload", "frag_areload", "frag_struct", "frag_triton"]

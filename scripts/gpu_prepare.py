@@ -105,7 +105,7 @@ def drop_return(src: Path, dest: Path, ptx: Path) -> str:
             drop = [r for r in regs if r in dests][-1:] or regs[-1:]
             keep = [r for r in regs if r not in drop]
             lines = text.splitlines(keepends=True)
-            new = ("RET_REGS = [  # negative control: %s dropped\n" % drop[0]
+            new = (f"RET_REGS = [  # negative control: {drop[0]} dropped\n"
                    + "".join(f"    {r!r},\n" for r in keep) + "]\n")
             out = "".join(lines[:node.lineno - 1]) + new + "".join(lines[node.end_lineno:])
             dest.write_text(out)

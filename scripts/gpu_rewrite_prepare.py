@@ -29,10 +29,10 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from rrsplice.workflow.port import port_recipe  # noqa: E402
-from rrsplice.rewrite.sust import reference_bodies  # noqa: E402
-from rrsplice.workflow.splice import apply  # noqa: E402
 from rrsplice.infra.tools import ptxas  # noqa: E402
+from rrsplice.rewrite.sust import reference_bodies  # noqa: E402
+from rrsplice.workflow.port import port_recipe  # noqa: E402
+from rrsplice.workflow.splice import apply  # noqa: E402
 from rrsplice.workflow.verify import verify  # noqa: E402
 
 ARCH = "sm_90"

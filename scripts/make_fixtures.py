@@ -129,7 +129,7 @@ def fragment_truth(phases: list[Phase]) -> list[dict]:
     seed (one f16x2, the same for every lane and both C registers of the chain), where the
     A fragments come from, and the epilogue's kind."""
     out = []
-    for i, (p, w) in enumerate(zip(phases, weight_layout(phases)), 1):
+    for i, (p, w) in enumerate(zip(phases, weight_layout(phases), strict=False), 1):
         if p.ks % 2 == 0:   # [n][k/2][lane][16 bytes]: k-slice pairs share a 16-byte load
             b = [[w["b_offset"] + ((n * (p.ks // 2) + k // 2) * 32) * 16 + (k % 2) * 8
                   for n in range(p.nt)] for k in range(p.ks)]
@@ -274,7 +274,7 @@ def analyse(ptx: Path) -> dict:
     ops = [re.findall(r"\{([^}]*)\}", s[3]) for s in mma]
     produced = set()
     chains = 0
-    for d, a, b, c in ops:
+    for d, _a, _b, c in ops:
         if c not in produced:
             chains += 1
         produced.add(d)

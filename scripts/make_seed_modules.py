@@ -39,7 +39,7 @@ class Reg:
 
     __slots__ = ("kind", "pin", "id")
 
-    def __init__(self, regs: "Regs", kind: str, pin: int | None = None):
+    def __init__(self, regs: Regs, kind: str, pin: int | None = None):
         self.kind = kind
         self.pin = pin
         self.id = len(regs.all)
@@ -661,7 +661,7 @@ class Builder:
             ch.st(f"mov.b32 {z}, 0;")
             return [z] * ph.nt
         out = []
-        for n in range(ph.nt):
+        for _n in range(ph.nt):
             c = R.r()
             ch.st(f"ld.global.nc.u32 {c}, [{self.W}+{self.next_w(16)}];")
             out.append(c)

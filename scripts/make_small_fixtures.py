@@ -255,7 +255,7 @@ def main(argv):
     for path, data in files.items():
         if check:
             if not path.exists() or path.read_bytes() != data:
-                print("differs: %s" % path.relative_to(ROOT))
+                print(f"differs: {path.relative_to(ROOT)}")
                 bad = 1
         else:
             path.parent.mkdir(parents=True, exist_ok=True)

@@ -9,7 +9,6 @@ changes no observable behaviour; it is reported as such when it survives.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Optional
 
 
 @dataclass(frozen=True)
@@ -20,8 +19,8 @@ class Mut:
     replace: str
     why: str
     tests: tuple = ()
-    equivalent: Optional[str] = None
-    occurrence: Optional[int] = None
+    equivalent: str | None = None
+    occurrence: int | None = None
     # written after the tests, from the module's code and docstrings alone, without reading
     # its tests (issue 24): the score on these predicts how the suite meets a bug nobody listed
     blind: bool = False

@@ -329,6 +329,7 @@ def run_cli(args: list[str], cwd: Path):
     stdout, stderr, exception or None). An exception other than SystemExit is a
     traceback the user would have seen."""
     from click.testing import CliRunner
+
     from rrsplice.cli import main
     old = os.getcwd()
     os.chdir(cwd)

@@ -20,8 +20,8 @@ import ctypes
 from fractions import Fraction
 
 import numpy as np
-
 import ptx_interp as pi
+
 from rrsplice.ptx.model import Imm, PredPair, Reg, Sink, Symbol, Vector
 
 _LIBM = ctypes.CDLL("libm.so.6")
@@ -350,7 +350,7 @@ def _mma(st, lanes) -> None:
             if (cbits & 0x7C00) == 0x7C00:         # an infinite C stays infinite
                 D[r][n] = cbits
                 continue
-            dot = sum(x * y for x, y in zip(arow, bcol))       # units of 2^-18
+            dot = sum(x * y for x, y in zip(arow, bcol, strict=False))       # units of 2^-18
             s = Fraction(dot, 1 << 18) + Fraction(f16_value(cbits))
             D[r][n] = f16_from_fraction(s, s == 0 and dot == 0 and bool(cbits & 0x8000))
     for ln, m in enumerate(lanes):
@@ -374,7 +374,7 @@ def _shfl(st, lanes) -> None:
              "idx": (bb & ~seg) | lo}[mode]
         ok = j >= lo if mode == "up" else j <= hi
         out.append((vals[j] if ok else vals[ln], ok))
-    for m, (v, ok) in zip(lanes, out):
+    for m, (v, ok) in zip(lanes, out, strict=False):
         m.write(dst, v, 32)
         if pdst is not None and not isinstance(pdst, Sink):
             m.write(pdst, int(ok), 1)
@@ -399,7 +399,7 @@ def _lane(st, m: pi.Machine) -> None:
     ops = st.operands
     if form in FORMS:
         dw, sws, f = FORMS[form]
-        m.write(ops[0], f(*(_bits(m, o, w) for o, w in zip(ops[1:], sws))), dw)
+        m.write(ops[0], f(*(_bits(m, o, w) for o, w in zip(ops[1:], sws, strict=False))), dw)
         return
     if st.base == "mov" and (isinstance(ops[0], Vector) or isinstance(ops[1], Vector)):
         w = st.view.type.bits

@@ -10,15 +10,15 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner
 
-from rrsplice.infra.cache import load_module
 from rrsplice.check import CheckFailed, check_recipe
 from rrsplice.cli import main
+from rrsplice.infra.cache import load_module
+from rrsplice.infra.tools import ptxas
 from rrsplice.ptx.emit import line_byte_offsets
 from rrsplice.ptx.parser import parse
 from rrsplice.workflow.recipe import BUNDLED_CORPUS, load_recipe
 from rrsplice.workflow.scaffold import ScaffoldError, new_recipe
 from rrsplice.workflow.splice import ApplyError, apply, default_output
-from rrsplice.infra.tools import ptxas
 
 ROOT = Path(__file__).resolve().parent.parent
 SEED = ROOT / "recipes" / "seed" / "swin_dec2_recipe.py"

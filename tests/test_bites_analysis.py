@@ -12,8 +12,8 @@ import pytest
 from rrsplice import parse
 from rrsplice.analysis.cfg import build_cfg
 from rrsplice.analysis.dataflow import analyze
-from rrsplice.ptx.select import StatementRange
 from rrsplice.analysis.semantics import def_use, is_block_barrier, sort_registers, uncovered
+from rrsplice.ptx.select import StatementRange
 
 HEAD = textwrap.dedent("""\
     .version 8.7

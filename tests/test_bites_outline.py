@@ -7,15 +7,13 @@ the body in the reference interpreter (tests/ptx_interp.py)."""
 
 from __future__ import annotations
 
-
 import pytest
+from ptx_interp import Machine, run
+from test_outline_oracle import HEAD, PARAM1, G, call_text, fresh_machine, region_and_body
 
 from rrsplice.outline import OutlineError, build_outline, region_needs
 from rrsplice.ptx.parser import parse
 from rrsplice.ptx.select import StatementRange
-
-from ptx_interp import Machine, run
-from test_outline_oracle import G, HEAD, PARAM1, call_text, fresh_machine, region_and_body
 
 
 def kernel(prefix: list, region: list, passed: list, returned: list):

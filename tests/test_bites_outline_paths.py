@@ -9,14 +9,12 @@ be right, the answer is an OutlineError naming the statement."""
 
 from __future__ import annotations
 
-
 import pytest
-
-from rrsplice.outline import OutlineError, build_outline
-
 from test_bites_outline import kernel
 from test_outline import _assemble
 from test_outline_oracle import fresh_machine, region_and_body
+
+from rrsplice.outline import OutlineError, build_outline
 
 
 def _passing_smem(call: str) -> str:

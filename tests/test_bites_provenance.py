@@ -4,9 +4,9 @@ arithmetic (not folded), floating-point conversion (not folded), vector paramete
 
 from __future__ import annotations
 
-from rrsplice.analysis.provenance import Const, Param, SharedAddr, Unknown, value_of
-
 from test_provenance import fa_of, sid
+
+from rrsplice.analysis.provenance import Const, Param, SharedAddr, Unknown, value_of
 
 OPS = ("\tmov.u32 %r1, 100;\n"
        "\tshl.b32 %r2, %r1, 2;\n"
@@ -58,8 +58,8 @@ def test_each_shared_array_has_its_own_uses_on_one_analysis():
     """`symbol_uses` is remembered per analysis and per array: asking for a second array on
     the same analysis never returns the first one's accesses."""
     from rrsplice.analysis.dataflow import analyze
-    from rrsplice.ptx.parser import parse
     from rrsplice.analysis.provenance import symbol_uses
+    from rrsplice.ptx.parser import parse
     text = (".version 8.7\n.target sm_89\n.address_size 64\n"
             ".shared .align 4 .b8 aa[64];\n.shared .align 4 .b8 bb[64];\n"
             ".visible .entry k()\n{\n\t.reg .b32 %r<9>;\n"

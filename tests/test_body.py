@@ -16,14 +16,13 @@ from pathlib import Path
 import numpy as np
 import pytest
 from click.testing import CliRunner
+from conftest import FIXTURES, RECIPES, ROOT
 
 from rrsplice.body import BodyError, new_body
 from rrsplice.check.text import parse_splice_text
 from rrsplice.cli import main
 from rrsplice.workflow.recipe import load_recipe
 from rrsplice.workflow.scaffold import new_recipe
-
-from conftest import FIXTURES, RECIPES, ROOT
 
 TINY = FIXTURES / "swin_tiny_sm89.ptx"
 sys.path.insert(0, str(ROOT / "scripts" / "mma_probe"))
@@ -124,7 +123,7 @@ def test_staging_round_trips_a_known_image(p1, tmp_path):
                          << (8 * e) for e in range(4)) for l in range(32)])
     prog = ['#define RR_HOST_TEST 1', '#include "rr_mma.h"', "#include <stdio.h>",
             f"static rr_u8 img[{m * k}];", "int main(void) {"]
-    for (m0, k0, reg, _), v in zip(stagings, vals):
+    for (m0, k0, reg, _), v in zip(stagings, vals, strict=False):
         prog.append(f"  {{ const rr_u32 v[32] = {{{', '.join(map(str, v))}}};")
         prog.append(f"    for (int l = 0; l < 32; ++l) rr_stage_a(img, {k}, l, {m0}, {k0}, "
                     f"{reg}, v[l]); }}")
@@ -160,7 +159,7 @@ def test_mma_steps_read_the_tiles_their_registers_were_staged_to(p1, tmp_path):
         for j, r in enumerate(a):                    # A: the tile and register it was staged to
             assert staged[r] == (int(m0), int(k0), j)
         assert [arg_reg.get(x) for x in (b0, b1)] == b
-        for x, r in zip((c0, c1), c):                # C: a seed argument, or an earlier D
+        for x, r in zip((c0, c1), c, strict=False):                # C: a seed argument, or an earlier D
             assert arg_reg.get(x) == r or re.fullmatch(r"d_s\d+\[\d\]", x)
 
 

@@ -15,14 +15,13 @@ from pathlib import Path
 import numpy as np
 import pytest
 from click.testing import CliRunner
+from conftest import FIXTURES, ROOT
 
-from rrsplice.fragments import rdna4_layout as rl
 from rrsplice.body import BodyError, new_body, plan_body
 from rrsplice.body.wmma import wmma_program
 from rrsplice.cli import main
+from rrsplice.fragments import rdna4_layout as rl
 from rrsplice.workflow.scaffold import new_recipe
-
-from conftest import FIXTURES, ROOT
 
 TINY = FIXTURES / "swin_tiny_sm89.ptx"
 sys.path.insert(0, str(ROOT / "scripts"))
@@ -87,8 +86,8 @@ def test_pairs_are_n8_halves_of_one_wmma_tile_and_cover_every_mma_once(tiny_p1, 
     named = [x for p in pairs for x in (p[2], p[4])]
     assert sorted(named) == sorted(f"s{m.index}" for m in res.plan.phase.mmas)
     # each mma's own tile, from its statement and the fragment map (A rows, B columns, k)
-    from rrsplice.infra.cache import load_analysis, load_module
     from rrsplice.fragments.fragmap import phase_map
+    from rrsplice.infra.cache import load_analysis, load_module
     from rrsplice.ptx.select import select_function
     m = load_module(TINY)
     fn, _ = select_function(m, None)
@@ -219,8 +218,8 @@ def _wave_program(res, values, base: int) -> str:
 
 
 def _phase_map(res):
-    from rrsplice.infra.cache import load_analysis, load_module
     from rrsplice.fragments.fragmap import phase_map
+    from rrsplice.infra.cache import load_analysis, load_module
     from rrsplice.ptx.select import select_function
     m = load_module(res.plan.module)
     fn, _ = select_function(m, None)
@@ -336,8 +335,8 @@ def _fixture_phases():
 @pytest.mark.slow
 @pytest.mark.parametrize("fixture", _fixture_phases())
 def test_host_wave_emulation_every_phase(fixture, tmp_path):
-    from rrsplice.infra.cache import load_analysis, load_module
     from rrsplice.analysis.mma import phases
+    from rrsplice.infra.cache import load_analysis, load_module
     from rrsplice.ptx.select import select_function
     fx = FIXTURES / fixture
     m = load_module(fx)

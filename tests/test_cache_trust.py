@@ -10,8 +10,8 @@ import stat
 
 import pytest
 
-from rrsplice.infra import cache
 from rrsplice.analysis.dataflow import analyze
+from rrsplice.infra import cache
 
 ME = os.geteuid()
 MODES = [0o700, 0o750, 0o755, 0o705, 0o770, 0o707, 0o720, 0o702, 0o777, 0o600, 0o640, 0o644,

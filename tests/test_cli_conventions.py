@@ -12,15 +12,13 @@ import re
 import shutil
 import subprocess
 import sys
-from pathlib import Path
 
 import pytest
 from click.testing import CliRunner
+from conftest import FIXTURES, RECIPES, ROOT
 
 from rrsplice.cli import main
 from rrsplice.cli.app import COMMAND_MODULES
-
-from conftest import FIXTURES, RECIPES, ROOT
 
 DEC2 = FIXTURES / "0021-PREPASS_ENTRYPOINT_NAME.ptx"
 TINY = FIXTURES / "swin_tiny_sm89.ptx"
@@ -48,7 +46,7 @@ def test_piped_mma_table_is_complete(model):
     data = json.loads(cli("mma", DEC2, "--json").stdout)
     rows = [ln for ln in r.stdout.splitlines() if re.match(r"^s\d+ ", ln)]
     assert len(rows) == data["count"] == 726
-    for row, m in zip(rows, data["mma"]):
+    for row, m in zip(rows, data["mma"], strict=False):
         # every fragment whole, on its statement's line: no cut, no wrap, no split name
         for key in ("d", "a", "b", "c"):
             assert "{" + ", ".join(m[key]) + "}" in row, (row, key)

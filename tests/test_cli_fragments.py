@@ -10,10 +10,9 @@ import zlib
 
 import pytest
 from click.testing import CliRunner
+from conftest import FIXTURES, RECIPES, ROOT
 
 from rrsplice.cli.app import main
-
-from conftest import FIXTURES, RECIPES, ROOT
 
 TINY = str(FIXTURES / "swin_tiny_sm89.ptx")
 

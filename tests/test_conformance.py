@@ -13,9 +13,9 @@ import sys
 from concurrent.futures import ThreadPoolExecutor
 
 import pytest
+from conftest import FIXTURES, ROOT, _tool
 
 import rrsplice
-from conftest import FIXTURES, ROOT, _tool
 from rrsplice.ptx.model import Block, Symbol
 
 CORPUS = FIXTURES / "conformance"
@@ -23,7 +23,7 @@ CORPUS = FIXTURES / "conformance"
 
 def _manifest():
     rows = (CORPUS / "MANIFEST.tsv").read_text().splitlines()[1:]
-    return [dict(zip(("path", "target", "lines", "sha256", "origin"), r.split("\t")))
+    return [dict(zip(("path", "target", "lines", "sha256", "origin"), r.split("\t"), strict=False))
             for r in rows]
 
 

@@ -16,15 +16,14 @@ import random
 import subprocess
 
 import pytest
+from ptx_interp import Machine, run
 
 from rrsplice.check import check_recipe
-from rrsplice.ptx.model import ParenList, Symbol
 from rrsplice.outline import outline_recipe
+from rrsplice.ptx.model import ParenList, Symbol
 from rrsplice.ptx.parser import parse
 from rrsplice.workflow.scaffold import new_recipe
 from rrsplice.workflow.splice import apply
-
-from ptx_interp import Machine, run
 
 G = 0x10000          # k_param_0's value: the global buffer
 SMEM = 0x100         # where the interpreter puts the first .shared array
@@ -202,7 +201,7 @@ def _spliced(applied: str, body_ptx: str, seed: int, inputs: dict = None) -> dic
     args = ops[-1].items if isinstance(ops[-1], ParenList) else ()
     bm = Machine(mem={**m.mem, "param": {}}, special=dict(m.special))
     bm.symbols.update({n: v for n, v in m.symbols.items() if v[0] == "shared"})
-    pairs = [(a.name, p.name) for a, p in zip(args, body.params) if isinstance(a, Symbol)]
+    pairs = [(a.name, p.name) for a, p in zip(args, body.params, strict=False) if isinstance(a, Symbol)]
     for (caller, callee) in pairs:
         bm.symbols[callee] = ("param", None)
         for (name, off), v in m.mem["param"].items():
@@ -211,7 +210,7 @@ def _spliced(applied: str, body_ptx: str, seed: int, inputs: dict = None) -> dic
     for p in body.ret_params:
         bm.symbols[p.name] = ("param", None)
     assert run(body, bm) == "ret"
-    for a, p in zip(rets, body.ret_params):
+    for a, p in zip(rets, body.ret_params, strict=False):
         for (name, off), v in bm.mem["param"].items():
             if name == p.name:
                 m.mem["param"][(a.name, off)] = v

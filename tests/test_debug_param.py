@@ -8,15 +8,14 @@ import json
 
 import pytest
 from click.testing import CliRunner
+from conftest import FIXTURES
 
-from rrsplice.infra import cache
+from rrsplice.analysis.paramroles import pointer_uses, write_only_pointer
 from rrsplice.check import check_recipe
 from rrsplice.cli.app import main
-from rrsplice.analysis.paramroles import pointer_uses, write_only_pointer
+from rrsplice.infra import cache
 from rrsplice.ptx.select import select_function
 from rrsplice.workflow.splice import apply
-
-from conftest import FIXTURES
 
 FRAG = FIXTURES / "frag"
 

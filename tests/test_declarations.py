@@ -12,11 +12,11 @@ import subprocess
 
 import pytest
 
-from rrsplice.check import check_recipe
 from rrsplice.analysis.dataflow import FunctionAnalysis
+from rrsplice.check import check_recipe
 from rrsplice.ptx.parser import parse
-from rrsplice.workflow.scaffold import new_recipe
 from rrsplice.ptx.select import StatementRange
+from rrsplice.workflow.scaffold import new_recipe
 from rrsplice.workflow.splice import apply
 
 SPECIAL_NAMES = ["%smid", "%warpid", "%nsmid", "%envreg32", "%lanemask_eq", "%clock_hi",

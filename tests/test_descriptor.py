@@ -8,12 +8,11 @@ import json
 import re
 
 import pytest
-
-from rrsplice.infra import cache
-from rrsplice.fragments.descriptor import EPILOGUE_SIGNATURES, classify_gap, describe, plain, render
-from rrsplice.ptx.select import select_function
-
 from conftest import FIXTURES
+
+from rrsplice.fragments.descriptor import EPILOGUE_SIGNATURES, classify_gap, describe, plain, render
+from rrsplice.infra import cache
+from rrsplice.ptx.select import select_function
 
 CASES = [(stem, arch) for stem in ("swin_tiny", "swin_small", "swin_big")
          for arch in ("sm89", "sm120")]
@@ -34,7 +33,7 @@ def test_phases_match_the_generator(case):
     truth, _fn, desc = case
     got = plain(desc)["phases"]
     assert len(got) == len(truth["phases"])
-    for ph, t, ft in zip(got, truth["phases"], truth["fragment_truth"]):
+    for ph, t, ft in zip(got, truth["phases"], truth["fragment_truth"], strict=False):
         assert (ph["M"], ph["N"], ph["K"]) == (t["m"], t["n"], t["k"])
         assert ph["k_tiling"] == {"k_slices": t["k_slices"], "k_per_mma": 32}
         assert ph["mma"] == t["mma"] and ph["chains"] == t["chains"]

@@ -8,8 +8,8 @@ import sys
 
 import pytest
 from click.testing import CliRunner
-
 from conftest import FIXTURES, RECIPES, ROOT
+
 from rrsplice.cli import main
 
 

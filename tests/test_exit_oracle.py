@@ -13,13 +13,14 @@ from __future__ import annotations
 import random
 
 import pytest
-from hypothesis import HealthCheck, given, settings, strategies as st
-
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 from ptx_interp import Machine, Unsupported, _execute
+from test_outline_oracle import HEAD, Gen, _dest, fresh_machine, region_and_body
+
 from rrsplice.outline import OutlineError, build_outline
 from rrsplice.ptx.parser import parse
 from rrsplice.ptx.select import StatementRange
-from test_outline_oracle import HEAD, Gen, _dest, fresh_machine, region_and_body
 
 EXITS = ["$X1", "$X2"]          # dispatched exits: index 1 and 2; "$RET" (0) follows the cut
 

@@ -6,12 +6,11 @@ from __future__ import annotations
 
 import subprocess
 from concurrent.futures import ThreadPoolExecutor
-from pathlib import Path
 
 import pytest
+from conftest import FIXTURES
 
 import rrsplice
-from conftest import FIXTURES
 
 # conformance/ has its own walk (tests/test_conformance.py)
 GOOD = sorted(p for p in FIXTURES.rglob("*.ptx")

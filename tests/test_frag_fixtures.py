@@ -9,18 +9,17 @@ from __future__ import annotations
 import json
 
 import pytest
+from conftest import FIXTURES
 
-from rrsplice.infra import cache
-from rrsplice.fragments.descriptor import describe, plain
-from rrsplice.fragments.fragmap import phase_map
 from rrsplice.analysis.fragvalue import _origin
 from rrsplice.analysis.laneaddr import loaded_from
 from rrsplice.analysis.mma import phases
 from rrsplice.analysis.paramroles import weight_param
-from rrsplice.ptx.select import select_function
 from rrsplice.analysis.threadaddr import load_address
-
-from conftest import FIXTURES
+from rrsplice.fragments.descriptor import describe, plain
+from rrsplice.fragments.fragmap import phase_map
+from rrsplice.infra import cache
+from rrsplice.ptx.select import select_function
 
 STEMS = ["frag_breload", "frag_areload", "frag_struct", "frag_triton"]
 FRAG = FIXTURES / "frag"
@@ -61,7 +60,7 @@ def test_every_mma_reads_the_tiles_the_source_gives_it(case):
     pm = phase_map(fn, fa, ph[0])
     assert not pm.notes
     tails = {c[-1] for c in ph[0].chains}
-    for mma, (mt, nt, ks) in zip(ph[0].mmas, truth["mma_order"]):
+    for mma, (mt, nt, ks) in zip(ph[0].mmas, truth["mma_order"], strict=False):
         for r in mma.a:
             assert _one(pm.a, r).tile == (mt, ks), (mma.sid, r)
         for r in mma.b:
@@ -224,7 +223,7 @@ def test_scaffolded_header_maps_and_roles_match_the_generator(tmp_path, stem):
              out=out, occupancy=False)
     text = out.read_text()
     a_of, d_of = {}, {}
-    for st, (mt, nt, ks) in zip(mmas, truth["mma_order"]):
+    for st, (mt, nt, ks) in zip(mmas, truth["mma_order"], strict=False):
         for j, r in enumerate(x.name for x in st.operands[1].items):
             a_of[r] = (mt, ks, j)
         for j, r in enumerate(x.name for x in st.operands[0].items):

@@ -72,8 +72,8 @@ def test_m8n8k4_quad_pairs_are_separate_products():
 
 
 def test_mma_layouts_from_a_parsed_mma():
-    from rrsplice.analysis.mma import mma_of
     from rrsplice import parse
+    from rrsplice.analysis.mma import mma_of
     src = """.version 8.7
 .target sm_89
 .address_size 64

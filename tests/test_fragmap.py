@@ -6,13 +6,12 @@ from __future__ import annotations
 import json
 
 import pytest
-
-from rrsplice.infra import cache
-from rrsplice.fragments.fragmap import phase_maps
-from rrsplice.analysis.mma import phases
-from rrsplice.ptx.select import select_function
-
 from conftest import FIXTURES
+
+from rrsplice.analysis.mma import phases
+from rrsplice.fragments.fragmap import phase_maps
+from rrsplice.infra import cache
+from rrsplice.ptx.select import select_function
 
 CASES = [(stem, arch) for stem in ("swin_tiny", "swin_small", "swin_big")
          for arch in ("sm89", "sm120")]
@@ -36,7 +35,7 @@ def case(request):
 def test_geometry_matches_generator(case):
     truth, maps = case
     assert len(maps) == len(truth["phases"])
-    for pm, t in zip(maps, truth["phases"]):
+    for pm, t in zip(maps, truth["phases"], strict=False):
         p = pm.phase
         assert (p.m, p.n, p.k) == (t["m"], t["n"], t["k"])
         assert len(pm.a) == 4 * t["m_tiles"] * t["k_slices"]
@@ -48,7 +47,7 @@ def test_geometry_matches_generator(case):
 def test_b_fragments_sit_where_the_generator_put_them(case):
     """Every B register: tile (k-slice, n-tile), register index, and every lane's bytes."""
     truth, maps = case
-    for pm, ft in zip(maps, truth["fragment_truth"]):
+    for pm, ft in zip(maps, truth["fragment_truth"], strict=False):
         table = ft["b_reg0_offset_by_kslice_ntile"]
         for f in pm.b:
             ks, nt = f.tile
@@ -66,7 +65,7 @@ def test_b_fragments_sit_where_the_generator_put_them(case):
 
 def test_bias_seeds_and_c_tiles(case):
     truth, maps = case
-    for pm, ft in zip(maps, truth["fragment_truth"]):
+    for pm, ft in zip(maps, truth["fragment_truth"], strict=False):
         offs = ft["bias_seed_offset_by_ntile"]
         for f in pm.c:
             mt, nt = f.tile

@@ -9,10 +9,9 @@ import struct
 
 import pytest
 from click.testing import CliRunner
+from conftest import FIXTURES
 
 from rrsplice.cli import main
-
-from conftest import FIXTURES
 
 BIG = FIXTURES / "swin_big_sm89.ptx"        # phase 1: 48x96x128, m16n8k32
 SMALL = FIXTURES / "small" / "nvcc_small_mma.ptx"   # phase 1: 16x16x64

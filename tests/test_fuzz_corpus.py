@@ -10,7 +10,6 @@ from __future__ import annotations
 import random
 
 import pytest
-
 from fuzzing import check_hostile_corpus
 
 

@@ -16,18 +16,17 @@ from __future__ import annotations
 import random
 
 import pytest
+from fuzz_cuts import cut_program, scoped_program
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
+from test_cut_values import G, _original, _spliced
 
-from fuzz_cuts import cut_program, scoped_program
 from rrsplice.check import check_recipe
 from rrsplice.outline import outline_recipe
 from rrsplice.ptx.parser import parse
-from rrsplice.workflow.scaffold import new_recipe
 from rrsplice.ptx.scopes import SEP, is_scoped
+from rrsplice.workflow.scaffold import new_recipe
 from rrsplice.workflow.splice import apply
-
-from test_cut_values import G, _original, _spliced
 
 SEEDS = st.integers(min_value=0, max_value=2**32 - 1)
 

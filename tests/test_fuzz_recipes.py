@@ -16,8 +16,16 @@ from hypothesis import strategies as st
 # explores the full range of edits (hypothesis' own random leans to the first choices)
 SEEDS = st.integers(min_value=0, max_value=2**32 - 1)
 
-from fuzzing import (MODULE_TEXT, check_cli_outcome, noisy_recipe_pair, recipe_args,
-                     recipe_source, run_cli, snapshot, unintended_writes)
+from fuzzing import (
+    MODULE_TEXT,
+    check_cli_outcome,
+    noisy_recipe_pair,
+    recipe_args,
+    recipe_source,
+    run_cli,
+    snapshot,
+    unintended_writes,
+)
 
 
 @settings(max_examples=60, deadline=None, derandomize=True, database=None,

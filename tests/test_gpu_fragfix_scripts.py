@@ -12,7 +12,6 @@ import sys
 
 import numpy as np
 import pytest
-
 from conftest import ROOT
 
 SCRIPTS = ROOT / "scripts"
@@ -37,7 +36,7 @@ def _synthetic(fx, truth, ptx_text_stmts):
     B = check.e4m3_codes(fx["B_values"])
     bias, D = fx["bias_values"], fx["D_values"]
     role = {}
-    for st, (mt, nt, ks) in zip(ptx_text_stmts, truth["mma_order"]):
+    for st, (mt, nt, ks) in zip(ptx_text_stmts, truth["mma_order"], strict=False):
         d, a, b, c = (op.items for op in st.operands[:4])
         for j, r in enumerate(a):
             role[r.name] = ("A", mt, ks, j)

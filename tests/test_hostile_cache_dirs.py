@@ -134,8 +134,8 @@ def test_a_debug_block_of_many_registers_is_checked_in_linear_time(tmp_path, mon
     """The debug block's registers were each looked up by walking the whole block (and kept
     in lists searched per register): quadratic. Counted, not timed: the number of walks of
     the block's declarations must not grow with the registers."""
-    from rrsplice.ptx import model
     from rrsplice.check import check_recipe
+    from rrsplice.ptx import model
     n = 3000
     lines = [".version 8.0", ".target sm_89", ".address_size 64", "",
              ".visible .entry k(.param .u64 p)", "{", f".reg .b32 %r<{n + 1}>;",

@@ -13,6 +13,7 @@ import time
 from pathlib import Path
 
 import pytest
+
 from rrsplice.infra import cache
 from rrsplice.ptx.parser import parse_bytes
 

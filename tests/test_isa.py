@@ -9,9 +9,8 @@ from pathlib import Path
 import pytest
 
 from rrsplice import parse
-from rrsplice.ptx.isa import (ADDRESS_ARITH, INT_EVAL, PURE, REGISTRY, TERMINATORS, info,
-                          memory_effect, state_space)
 from rrsplice.analysis.semantics import def_use, uncovered
+from rrsplice.ptx.isa import ADDRESS_ARITH, INT_EVAL, PURE, REGISTRY, TERMINATORS, info, memory_effect, state_space
 
 ROOT = Path(__file__).resolve().parent.parent
 CONFORMANCE = ROOT / "corpus_fixtures" / "conformance"

@@ -7,9 +7,9 @@ from __future__ import annotations
 
 from rrsplice import parse
 from rrsplice.analysis.dataflow import analyze
-from rrsplice.ptx.isa import info
 from rrsplice.analysis.provenance import symbol_uses
 from rrsplice.analysis.semantics import def_use, is_block_barrier
+from rrsplice.ptx.isa import info
 
 HEAD = """.version 8.7
 .target sm_89

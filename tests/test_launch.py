@@ -7,12 +7,11 @@ import json
 
 import pytest
 from click.testing import CliRunner
+from conftest import FIXTURES
 
+from rrsplice.analysis.occupancy import blocks_per_sm, shared_limits
 from rrsplice.cli import main
 from rrsplice.workflow.launch import LaunchError, load_launch, parse_launch
-from rrsplice.analysis.occupancy import blocks_per_sm, shared_limits
-
-from conftest import FIXTURES
 
 EDGE = FIXTURES / "edge"
 DYN = EDGE / "dynamic_smem_sm89.ptx"

@@ -12,15 +12,14 @@ import subprocess
 import textwrap
 
 import pytest
-
-from rrsplice import parse
-from rrsplice.lift import LiftError, lift_region
-from rrsplice.lift import names
-from rrsplice.lift.function import lift_function
-
 from conftest import ROOT
 from lift_host import build, run
-from ptx_interp import Machine, run as interp_run
+from ptx_interp import Machine
+from ptx_interp import run as interp_run
+
+from rrsplice import parse
+from rrsplice.lift import LiftError, lift_region, names
+from rrsplice.lift.function import lift_function
 
 LOOPS = ROOT / "recipes" / "loops_nested.py"
 

@@ -12,7 +12,7 @@ import numpy as np
 import pytest
 
 from rrsplice.lift.header import header_text
-from rrsplice.lift.semantics import ROWS, C_TYPES
+from rrsplice.lift.semantics import C_TYPES, ROWS
 
 _DRIVER = r"""
 #include <cstdio>
@@ -144,7 +144,7 @@ def test_cvt_e4m3x2_f16x2_every_f16_in_both_halves(helpers):
 def test_cvt_f16x2_e4m3x2_every_byte_pair(helpers):
     pairs = [(b1 << 8 | b0,) for b1 in range(256) for b0 in range(256)]
     got = helpers("cvt.rn.f16x2.e4m3x2", pairs)
-    for (p,), g in zip(pairs[::97], got[::97]):
+    for (p,), g in zip(pairs[::97], got[::97], strict=False):
         for byte, half in ((p & 0xFF, g & 0xFFFF), (p >> 8, g >> 16)):
             v = _e4m3_value(byte)
             if v is None:
@@ -173,7 +173,7 @@ def test_f16x2_arithmetic_random_pairs(helpers, form, op):
     rng = np.random.default_rng(2)
     a = rng.integers(0, 2 ** 32, 20000, dtype=np.uint64).astype(np.uint32)
     b = rng.integers(0, 2 ** 32, 20000, dtype=np.uint64).astype(np.uint32)
-    got = np.array(helpers(form, list(zip(map(int, a), map(int, b)))), dtype=np.uint32)
+    got = np.array(helpers(form, list(zip(map(int, a), map(int, b), strict=False))), dtype=np.uint32)
     for sh in (0, 16):
         x, y = _f16((a >> sh) & 0xFFFF), _f16((b >> sh) & 0xFFFF)
         with np.errstate(all="ignore"):
@@ -192,7 +192,7 @@ def test_fma_rn_f16x2_against_exact_rationals(helpers):
         return v.astype(np.uint32)
     n = 4000
     a, b, c = finite(n), finite(n), finite(n)
-    got = helpers("fma.rn.f16x2", list(zip(map(int, a), map(int, b), map(int, c))))
+    got = helpers("fma.rn.f16x2", list(zip(map(int, a), map(int, b), map(int, c), strict=False)))
     for i in range(n):
         exact = Fraction(float(_f16([a[i]])[0])) * Fraction(float(_f16([b[i]])[0])) \
             + Fraction(float(_f16([c[i]])[0]))
@@ -243,7 +243,7 @@ def test_f32_arithmetic_random(helpers, form, op):
     b = rng.integers(0, 2 ** 32, 20000, dtype=np.uint64).astype(np.uint32)
     # and some subnormals
     a[:500] &= 0x807FFFFF
-    got = np.array(helpers(form, list(zip(map(int, a), map(int, b)))), dtype=np.uint32)
+    got = np.array(helpers(form, list(zip(map(int, a), map(int, b), strict=False))), dtype=np.uint32)
     x, y = a.view(np.float32), b.view(np.float32)
     with np.errstate(all="ignore"):
         want = _ftz(op(_ftz(x), _ftz(y))) if "ftz" in form else op(x, y)
@@ -258,7 +258,7 @@ def test_fma_rn_ftz_f32_random(helpers):
     a[:300] *= np.float32(2.0 ** -120)          # products and sums near the subnormals
     c[:300] *= np.float32(2.0 ** -125)
     got = helpers("fma.rn.ftz.f32", list(zip(*(map(int, v.view(np.uint32))
-                                               for v in (a, b, c)))))
+                                               for v in (a, b, c)), strict=False)))
     for i in range(5000):
         fx, fy, fz = (_ftz(v[i]) for v in (a, b, c))
         x, y, z = (Fraction(float(v)) for v in (fx, fy, fz))
@@ -277,7 +277,7 @@ def test_f16x2_min_max_random(helpers, form, ref):
     rng = np.random.default_rng(6)
     a = rng.integers(0, 2 ** 32, 20000, dtype=np.uint64).astype(np.uint32)
     b = rng.integers(0, 2 ** 32, 20000, dtype=np.uint64).astype(np.uint32)
-    got = np.array(helpers(form, list(zip(map(int, a), map(int, b)))), dtype=np.uint32)
+    got = np.array(helpers(form, list(zip(map(int, a), map(int, b), strict=False))), dtype=np.uint32)
     x, y = _f16(a & 0xFFFF), _f16(b & 0xFFFF)
     want = ref(x, y)
     g = _f16(got & 0xFFFF)
@@ -306,7 +306,7 @@ def test_integer_rows_random(helpers, form):
         return v - (1 << n) if v >> (n - 1) else v
     base, ty = form.split(".")[0], form.split(".")[-1]
     n = int(ty[1:])
-    for o, g in zip(ops, got):
+    for o, g in zip(ops, got, strict=False):
         a = s(o[0], n) if ty[0] == "s" else o[0]
         b = (s(o[1], n) if ty[0] == "s" and not base.startswith("sh") else o[1]) \
             if len(o) > 1 else None

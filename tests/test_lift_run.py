@@ -10,15 +10,14 @@ import struct
 
 import numpy as np
 import pytest
-
-from rrsplice import parse
-from rrsplice.lift import lift_region
-from rrsplice.workflow.recipe import load_recipe
-
 from conftest import ROOT
 from lift_host import build, run
 from lift_warp_interp import _lane, run_warp
 from ptx_interp import Machine
+
+from rrsplice import parse
+from rrsplice.lift import lift_region
+from rrsplice.workflow.recipe import load_recipe
 
 RECIPE = ROOT / "recipes" / "swin_tiny_sm89.py"
 SHARED_BASE = 0x100

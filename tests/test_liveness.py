@@ -14,9 +14,9 @@ import pytest
 
 from rrsplice import parse
 from rrsplice.analysis.dataflow import FunctionAnalysis, analyze
+from rrsplice.analysis.semantics import register_sort_key
 from rrsplice.ptx.errors import ParseError
 from rrsplice.ptx.select import StatementRange, lines_to_range
-from rrsplice.analysis.semantics import register_sort_key
 
 ROOT = Path(__file__).resolve().parent.parent
 FIX = ROOT / "corpus_fixtures"

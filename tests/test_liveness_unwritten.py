@@ -5,13 +5,12 @@ the footnote was live-through, which includes live-in, intersected with live-out
 from __future__ import annotations
 
 from click.testing import CliRunner
+from conftest import FIXTURES
 
 import rrsplice
-from rrsplice.cli import main
 from rrsplice.analysis.dataflow import analyze
+from rrsplice.cli import main
 from rrsplice.ptx.select import lines_to_range
-
-from conftest import FIXTURES
 
 PTX = """.version 8.7
 .target sm_89

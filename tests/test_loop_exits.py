@@ -14,10 +14,9 @@ from pathlib import Path
 import pytest
 
 from rrsplice import parse
-from rrsplice.check import check_recipe
 from rrsplice.analysis.exits import read_dispatch, region_exits, return_labels
+from rrsplice.check import check_recipe
 from rrsplice.outline import OutlineError, outline_recipe
-from rrsplice.workflow.recipe import load_recipe
 from rrsplice.ptx.select import StatementRange
 from rrsplice.workflow.splice import apply
 

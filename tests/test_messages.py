@@ -5,13 +5,12 @@ from __future__ import annotations
 
 import pytest
 from click.testing import CliRunner
+from conftest import RECIPES
 
 from rrsplice.check.facts import Facts
 from rrsplice.cli import main
 from rrsplice.cli.findings import facts_grid
 from rrsplice.infra.words import count
-
-from conftest import RECIPES
 
 
 def test_count():

@@ -9,9 +9,9 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner
 
-from rrsplice.cli import main
 from rrsplice.analysis.dataflow import analyze
 from rrsplice.analysis.mma import chains, find_mma, opcode_family, phases
+from rrsplice.cli import main
 from rrsplice.ptx.parser import parse
 
 ROOT = Path(__file__).resolve().parent.parent

@@ -8,8 +8,7 @@ import pytest
 
 import rrsplice
 from rrsplice.ptx.errors import ParseError
-from rrsplice.ptx.model import (Address, Element, Imm, Negated, Offset, PredPair, Reg, Sink, Symbol,
-                            Vector)
+from rrsplice.ptx.model import Address, Element, Imm, Negated, Offset, PredPair, Reg, Sink, Symbol, Vector
 
 HEAD = ".version 9.0\n.target sm_90\n.address_size 64\n"
 

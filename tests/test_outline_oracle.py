@@ -16,13 +16,13 @@ from __future__ import annotations
 import copy
 import random
 
-from hypothesis import HealthCheck, given, settings, strategies as st
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+from ptx_interp import Machine, run
 
 from rrsplice.outline import OutlineError, build_outline
 from rrsplice.ptx.parser import parse
 from rrsplice.ptx.select import StatementRange
-
-from ptx_interp import Machine, run
 
 G = 0x10000          # global base address (k_param_0)
 CONST = 0x200        # ctab's address in the const space

@@ -9,16 +9,15 @@ under test."""
 from __future__ import annotations
 
 import pytest
-
-from rrsplice.ptx.emit import emit
-from rrsplice.outline import OutlineError, build_outline
-from rrsplice.ptx.parser import parse
-from rrsplice.rewrite.rules import FirstMatch, Replacement, RewritePlan, StatementRule
-from rrsplice.rewrite.user import UserRule
-from rrsplice.ptx.select import StatementRange
-
 from test_bites_outline import kernel
 from test_outline_oracle import HEAD
+
+from rrsplice.outline import OutlineError, build_outline
+from rrsplice.ptx.emit import emit
+from rrsplice.ptx.parser import parse
+from rrsplice.ptx.select import StatementRange
+from rrsplice.rewrite.rules import FirstMatch, Replacement, RewritePlan, StatementRule
+from rrsplice.rewrite.user import UserRule
 
 
 class _Recording(StatementRule):

@@ -6,14 +6,13 @@ from __future__ import annotations
 import re
 
 import pytest
+from conftest import FIXTURES
 
 from rrsplice.check import check_recipe
+from rrsplice.infra.tools import ptxas
 from rrsplice.workflow.recipe import load_recipe
 from rrsplice.workflow.scaffold import new_recipe
 from rrsplice.workflow.splice import apply
-from rrsplice.infra.tools import ptxas
-
-from conftest import FIXTURES
 
 TINY = FIXTURES / "swin_tiny_sm89.ptx"
 SMEM = "_ZZ18rrswin_tiny_kernelE4smem"
@@ -57,6 +56,7 @@ def test_a_dead_array_that_fits_is_still_preferred(tmp_path):
 
 def test_named_scratch_that_does_not_fit_still_fails(tmp_path):
     import pytest
+
     from rrsplice.workflow.scaffold import ScaffoldError
     with pytest.raises(ScaffoldError):
         new_recipe("t_p1b", TINY, "s342-s405", abi="scratch", scratch="nope",

@@ -11,12 +11,11 @@ import shutil
 
 import pytest
 from click.testing import CliRunner
+from conftest import FIXTURES, RECIPES
 
 from rrsplice.check import check_recipe
 from rrsplice.cli import main
 from rrsplice.workflow.recipe import load_recipe
-
-from conftest import FIXTURES, RECIPES
 
 TINY = RECIPES / "swin_tiny_sm89.py"
 VARIANT = "swin_tiny_mvhi_ldr_sm89.ptx"

@@ -8,8 +8,7 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner
 
-from rrsplice.check import check_recipe
-from rrsplice.check import profiles
+from rrsplice.check import check_recipe, profiles
 from rrsplice.cli import main
 
 BAD = Path(__file__).resolve().parent / "recipes_bad"

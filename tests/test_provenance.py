@@ -7,17 +7,28 @@ from pathlib import Path
 
 import pytest
 from click.testing import CliRunner
+from test_mma import A_REGS, C_REGS, DEC1, DEC1_A, DEC1_SEEDS, DEC2, SMALL, body, need
 
-from rrsplice.cli import main
 from rrsplice.analysis.dataflow import analyze
 from rrsplice.analysis.mma import phases
+from rrsplice.analysis.provenance import (
+    Const,
+    Load,
+    Param,
+    ParamBlock,
+    SharedAddr,
+    Special,
+    Unknown,
+    WeightImage,
+    classify_live_in,
+    def_value,
+    symbol_uses,
+    value_of,
+    weight_offset,
+)
+from rrsplice.cli import main
 from rrsplice.ptx.parser import parse
-from rrsplice.analysis.provenance import (Const, Load, Param, ParamBlock, SharedAddr, Special, Unknown,
-                                 WeightImage, classify_live_in, def_value, symbol_uses,
-                                 value_of, weight_offset)
 from rrsplice.ptx.select import StatementRange
-
-from test_mma import A_REGS, C_REGS, DEC1, DEC1_A, DEC1_SEEDS, DEC2, SMALL, body, need
 
 SCRATCH2 = "_ZZ33cuda_dldn_engine_swin_dec2_kernel33DldnEngineSwinEncParamsStructBaseE4smem"
 

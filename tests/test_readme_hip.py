@@ -10,11 +10,10 @@ import shutil
 import subprocess
 
 import pytest
+from conftest import FIXTURES, ROOT
 
 from rrsplice.body import new_body
 from rrsplice.workflow.scaffold import new_recipe
-
-from conftest import FIXTURES, ROOT
 
 
 def _tool(name: str) -> str:

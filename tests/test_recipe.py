@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import hashlib
-
 import os
 import shutil
 import textwrap
@@ -11,8 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from rrsplice.workflow.recipe import (BUNDLED_CORPUS, ModuleNotFound, RecipeError, load_recipe,
-                             resolve_module)
+from rrsplice.workflow.recipe import BUNDLED_CORPUS, ModuleNotFound, RecipeError, load_recipe, resolve_module
 from rrsplice.workflow.splice import apply
 
 ROOT = Path(__file__).resolve().parent.parent

@@ -7,12 +7,11 @@ import json
 
 import pytest
 from click.testing import CliRunner
+from conftest import FIXTURES
 
 from rrsplice.check import CheckFailed
 from rrsplice.cli import main
 from rrsplice.workflow.scaffold import new_recipe
-
-from conftest import FIXTURES
 
 # lines 23-25 (s6-s7) begin inside the `{ .reg .b32 %r2; ... }` block of lines 20-24: the
 # scaffolded recipe fails check with cut-scope (a range holding the block whole would be

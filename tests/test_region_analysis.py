@@ -9,9 +9,9 @@ from pathlib import Path
 
 import pytest
 
-from rrsplice.check.core import _check_control
 from rrsplice.analysis.dataflow import FunctionAnalysis
 from rrsplice.analysis.exits import return_labels
+from rrsplice.check.core import _check_control
 from rrsplice.outline import OutlineError, region_needs
 from rrsplice.ptx.parser import parse
 from rrsplice.ptx.select import StatementRange
@@ -60,7 +60,7 @@ def _fa(text=BRX):
 
 
 def Region(*args):
-    from rrsplice.analysis.regions import Region as _Region      # imported here: the agreement
+    from rrsplice.analysis.regions import Region as _Region  # imported here: the agreement
     return _Region(*args)                                 # tests run on any checkout
 
 

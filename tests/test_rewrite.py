@@ -11,12 +11,12 @@ from pathlib import Path
 import pytest
 
 from rrsplice.check import CheckFailed, check_recipe
+from rrsplice.infra.tools import ptxas
 from rrsplice.ptx.parser import parse_bytes
-from rrsplice.workflow.recipe import BUNDLED_CORPUS, RecipeError, load_recipe
 from rrsplice.rewrite import RzRoundRule, SustRule, plan_rewrites
 from rrsplice.rewrite.sust import SUST_KINDS, reference_bodies
+from rrsplice.workflow.recipe import BUNDLED_CORPUS, RecipeError, load_recipe
 from rrsplice.workflow.splice import apply
-from rrsplice.infra.tools import ptxas
 
 ROOT = Path(__file__).resolve().parent.parent
 SURFACE = BUNDLED_CORPUS / "surface_round_sm89.ptx"
@@ -166,7 +166,7 @@ def test_fixture_byte_exact_outside_rewritten_statements(tmp_path, ptxas_path):
     body = new[:first_fn] + new[first_fn + len(decls):]
     assert len(body) == len(old)
     rewritten = re.compile(r"^\s*(sust\.|add\.rz\.ftz\.f32|cvt\.rzi\.f32\.f32)")
-    changed = [i for i, (a, b) in enumerate(zip(old, body)) if a != b]
+    changed = [i for i, (a, b) in enumerate(zip(old, body, strict=False)) if a != b]
     assert changed == [i for i, a in enumerate(old) if rewritten.match(a)]
     assert len(changed) == 14
     assert all(ln.strip() == "" for ln in body if ln not in old and "{" not in ln)
@@ -366,8 +366,8 @@ def test_outline_applies_the_rewrites_to_the_region(tmp_path, ptxas_path, nvlink
     first = next(i for i, ln in enumerate(lines, 1) if "copysign.f32" in ln)
     last = next(i for i, ln in enumerate(lines, 1) if "sust.p.2d" in ln)
     assert m.sust is True and first < last
-    from rrsplice.workflow.scaffold import new_recipe
     from rrsplice.ptx.parser import parse
+    from rrsplice.workflow.scaffold import new_recipe
     fn = next(f for f in parse(SURFACE).functions if f.name == "rrsurf_round_kernel")
     a = next(s for s in fn.statements if s.line >= first)
     b = [s for s in fn.statements if s.end_line <= last][-1]
@@ -407,6 +407,7 @@ def test_rz_round_idiom_straddling_the_cut_is_an_error(tmp_path):
 
 def test_cli_check_reports_rewrite_counts():
     from click.testing import CliRunner
+
     from rrsplice.cli import main
     r = CliRunner().invoke(main, ["check", str(ROOT / "recipes" / "zluda_surface_round.py")])
     assert r.exit_code == 0, r.output

@@ -9,8 +9,7 @@ from pathlib import Path
 import pytest
 
 import rrsplice
-from rrsplice import (Address, Imm, LabelledDirective, ParenList, PredPair, Reg, Sink, Symbol,
-                      Vector, emit, parse)
+from rrsplice import Address, Imm, LabelledDirective, ParenList, PredPair, Reg, Sink, Symbol, Vector, emit, parse
 from rrsplice.ptx.operands import _OPCODE, _slow_operands
 
 ROOT = Path(__file__).resolve().parent.parent

@@ -4,8 +4,9 @@ on its first parse is stored only when it is parsed a second time."""
 
 from __future__ import annotations
 
-import rrsplice
 from conftest import FIXTURES
+
+import rrsplice
 
 SMALL = FIXTURES / "small" / "cfg_loops.ptx"
 
@@ -22,7 +23,7 @@ def test_recurring_instruction_text_shares_its_parse():
     m = rrsplice.parse(_two_kernels())
     a, b = (fn.statements for fn in m.functions)
     assert [s.text for s in a] == [s.text for s in b]
-    assert all(x.operands is y.operands for x, y in zip(a, b) if x.depth == 0)
+    assert all(x.operands is y.operands for x, y in zip(a, b, strict=False) if x.depth == 0)
     # the same text inside the scope that declares `t` and outside it (where `t` is the
     # global variable) is parsed apart: the shared parse is keyed by the names in scope
     inner = [s for s in a if s.depth == 1 and s.opcode == "mov.u32"][0]

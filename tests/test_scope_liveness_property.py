@@ -19,11 +19,11 @@ import subprocess
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
+from test_liveness_property import Reference  # the brute-force path search
 
 from rrsplice import parse
 from rrsplice.analysis.dataflow import FunctionAnalysis
 from rrsplice.ptx.select import StatementRange
-from test_liveness_property import Reference   # the brute-force path search
 
 HEADER = [".version 8.7", ".target sm_90", ".address_size 64", "",
           ".visible .entry k()", "{",

@@ -13,10 +13,10 @@ import pytest
 from click.testing import CliRunner
 
 from rrsplice import parse
+from rrsplice.analysis.dataflow import FunctionAnalysis
 from rrsplice.check import check_recipe
 from rrsplice.check.scope import _check_scoped_crossing
 from rrsplice.cli import main
-from rrsplice.analysis.dataflow import FunctionAnalysis
 from rrsplice.outline import outline_recipe
 from rrsplice.ptx.scopes import is_scoped, source_name
 from rrsplice.ptx.select import StatementRange
@@ -104,8 +104,7 @@ def test_scope_local_register_crossing_the_boundary_is_an_error():
 def test_sibling_blocks_on_one_line_and_ranges_get_distinct_keys(decl):
     name = "t" if decl == "t" else "%t1"
     text = SCOPES.read_text().replace(
-        "\t{\n\t.reg .b32 %r2;\n", "\t{ .reg .b32 %s; }{ .reg .b32 %s;\n\t.reg .b32 %%r2;\n"
-        % (decl, decl)).replace("mov.u32 \t%r2, 5;", f"mov.u32 \t%r2, 5;\n\tmov.u32 {name}, 1;")
+        "\t{\n\t.reg .b32 %r2;\n", f"\t{{ .reg .b32 {decl}; }}{{ .reg .b32 {decl};\n\t.reg .b32 %r2;\n").replace("mov.u32 \t%r2, 5;", f"mov.u32 \t%r2, 5;\n\tmov.u32 {name}, 1;")
     fn = parse(text).functions[0]
     keys = {k for st in fn.statements if not st.is_label
             for k in FunctionAnalysis(fn).du[st.index - 1].defs if source_name(k) == name}
@@ -149,7 +148,7 @@ def test_labels_are_local_to_their_block():
     labs = [st.index for st in fn.statements if st.is_label]
     bras = [st.index for st in fn.statements if st.base == "bra"]
     assert len(labs) == 2 and len(bras) == 2
-    for lab, bra in zip(labs, bras):       # each retry loop branches back to its own label
+    for lab, bra in zip(labs, bras, strict=False):       # each retry loop branches back to its own label
         assert lab in cfg.stmt_succs(bra)
     fa = FunctionAnalysis(fn)
     # %r1 is only read in the first loop: not live in the second one

@@ -7,8 +7,8 @@ from __future__ import annotations
 import subprocess
 import sys
 
-from conftest import FIXTURES, ROOT
 import pytest
+from conftest import FIXTURES, ROOT
 
 SCRIPT = ROOT / "scripts" / "check_seed_modules.py"
 MODULES = ("0021-PREPASS_ENTRYPOINT_NAME.ptx", "0022-PREPASS_ENTRYPOINT_NAME.ptx")

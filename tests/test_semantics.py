@@ -5,9 +5,17 @@ from __future__ import annotations
 import pytest
 
 from rrsplice import parse
+from rrsplice.analysis.semantics import (
+    OPCODE_ROLES,
+    def_use,
+    family_of,
+    is_pseudo,
+    operand_roles,
+    register_sort_key,
+    sort_registers,
+    uncovered,
+)
 from rrsplice.ptx.scopes import is_scoped, source_name
-from rrsplice.analysis.semantics import (OPCODE_ROLES, def_use, family_of, is_pseudo, operand_roles,
-                                register_sort_key, sort_registers, uncovered)
 
 HEADER = """.version 8.7
 .target sm_89

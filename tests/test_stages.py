@@ -10,10 +10,10 @@ from click.testing import CliRunner
 
 from rrsplice.check import check_recipe
 from rrsplice.cli import main
+from rrsplice.infra.tools import ptxas
 from rrsplice.workflow.recipe import RecipeError, load_recipe
 from rrsplice.workflow.splice import apply
 from rrsplice.workflow.stages import StageError, add_stage
-from rrsplice.infra.tools import ptxas
 
 ROOT = Path(__file__).resolve().parent.parent
 

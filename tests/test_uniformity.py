@@ -9,16 +9,15 @@ from pathlib import Path
 
 import pytest
 from click.testing import CliRunner
+from conftest import FIXTURES, RECIPES
 
 import rrsplice
-from rrsplice.check import CheckFailed, check_recipe
-from rrsplice.cli import main
 from rrsplice.analysis.dataflow import analyze
-from rrsplice.workflow.scaffold import new_recipe
-from rrsplice.ptx.select import lines_to_range
 from rrsplice.analysis.uniformity import uniformity
-
-from conftest import FIXTURES, RECIPES
+from rrsplice.check import check_recipe
+from rrsplice.cli import main
+from rrsplice.ptx.select import lines_to_range
+from rrsplice.workflow.scaffold import new_recipe
 
 DIV = FIXTURES / "edge" / "divergent_call_sm89.ptx"
 LINES = DIV.read_text().splitlines()

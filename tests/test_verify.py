@@ -14,13 +14,12 @@ from pathlib import Path
 
 import pytest
 from click.testing import CliRunner
+from test_outline import CALL_PARAM, CALL_SCRATCH, EXTERN_PARAM, EXTERN_SCRATCH, K1
 
 from rrsplice.check import CheckFailed
 from rrsplice.cli import main
 from rrsplice.infra.arch import ArchError
 from rrsplice.workflow.verify import verify
-
-from test_outline import CALL_PARAM, CALL_SCRATCH, EXTERN_PARAM, EXTERN_SCRATCH, K1
 
 ROOT = Path(__file__).resolve().parent.parent
 SEED = ROOT / "recipes" / "seed" / "swin_dec2_recipe.py"

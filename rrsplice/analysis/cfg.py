@@ -21,9 +21,9 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
+from ..ptx.isa import TERMINATORS
 from ..ptx.model import Function, Statement, Symbol
 from ..ptx.scopes import Labels
-from .semantics import TERMINATORS
 
 
 @dataclass

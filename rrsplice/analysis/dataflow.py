@@ -28,10 +28,10 @@ but are left out of range lists unless `pseudo=True`.
 from __future__ import annotations
 
 from bisect import bisect_left, bisect_right
-from typing import Iterable, Optional
+from collections.abc import Iterable
 
-from .cfg import CFG, build_cfg
 from ..ptx.model import Function
+from .cfg import CFG, build_cfg
 from .semantics import DefUse, def_use, is_pseudo, register_sort_key
 
 _STRIDE = 32
@@ -41,15 +41,15 @@ _MISSING = object()
 class FunctionAnalysis:
     """Def/use, CFG and liveness of one function. Build with `analyze(fn)`."""
 
-    def __init__(self, fn: Function, *, du: Optional[list] = None, cfg: Optional[CFG] = None):
+    def __init__(self, fn: Function, *, du: list | None = None, cfg: CFG | None = None):
         self.fn = fn
         self.cfg = cfg if cfg is not None else build_cfg(fn)
         self.du: list[DefUse] = du if du is not None else [def_use(st) for st in fn.statements]
         self._number_registers()
         self._solve()
         self._checkpoints: dict = {}
-        self._def_sites: Optional[dict] = None
-        self._touch_sites: Optional[dict] = None
+        self._def_sites: dict | None = None
+        self._touch_sites: dict | None = None
         self._use_sets = None
         self._derived: dict = {}
 
@@ -514,7 +514,7 @@ _MEMO: dict = {}
 _MEMO_SIZE = 4          # each entry holds a function and so its whole module
 
 
-def memoised(fn: Function) -> Optional[FunctionAnalysis]:
+def memoised(fn: Function) -> FunctionAnalysis | None:
     """`fn`'s analysis if this process already holds it (and marks it recently used)."""
     hit = _MEMO.get(id(fn))
     if hit is not None and hit[0] is fn:

@@ -20,7 +20,6 @@ splice the call stands where the region stood, so
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Optional
 
 from ..ptx.model import Function, Reg, Statement, Symbol
 from ..ptx.scopes import Labels
@@ -51,7 +50,7 @@ class RegionExit:
     """A branch inside the region to a label outside it."""
     statement: Statement
     label: str
-    target: Optional[Statement]        # None: the function has no such label
+    target: Statement | None        # None: the function has no such label
 
     @property
     def sid(self) -> str:
@@ -74,7 +73,7 @@ def region_exits(fn: Function, rng: StatementRange) -> list:
 @dataclass
 class Dispatch:
     """The call text's branches on the callee's exit index."""
-    register: Optional[str] = None          # the register that holds the index
+    register: str | None = None          # the register that holds the index
     targets: dict = field(default_factory=dict)   # label -> exit index (1, 2, ...)
     statements: list = field(default_factory=list)  # the setp/bra statements of it
 

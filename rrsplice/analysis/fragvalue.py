@@ -21,9 +21,9 @@ from __future__ import annotations
 
 from bisect import bisect_left
 
+from ..analysis.threadaddr import destination_position, load_addresses
 from ..ptx.isa import memory_effect, state_space
 from ..ptx.model import Reg
-from ..analysis.threadaddr import destination_position, load_addresses
 
 _LOADS = frozenset({"ld", "ldu", "ldmatrix"})
 _WIDTH = {"8": 1, "16": 2, "32": 4, "64": 8, "128": 16}

@@ -15,7 +15,6 @@ carries the 32 offsets of warp 0 instead of a linear form.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Optional
 
 from ..ptx.model import Address, Imm, Reg, Vector
 
@@ -32,13 +31,13 @@ class Linear:
     def coef(self, atom: str) -> int:
         return dict(self.terms).get(atom, 0)
 
-    def __add__(self, other: "Linear") -> "Linear":
+    def __add__(self, other: Linear) -> Linear:
         d = dict(self.terms)
         for a, c in other.terms:
             d[a] = d.get(a, 0) + c
         return Linear(self.const + other.const, tuple(sorted((a, c) for a, c in d.items() if c)))
 
-    def scale(self, k: int) -> "Linear":
+    def scale(self, k: int) -> Linear:
         return Linear(self.const * k, tuple((a, c * k) for a, c in self.terms if c * k))
 
 
@@ -50,7 +49,7 @@ class LaneLoad:
     addr: Linear       # without a linear form: Linear(lane-0 offset, (root, 1)) and `lanes`
     width: int         # bytes of the loaded element
     vector: int        # elements in the load (1, 2, 4)
-    lanes: Optional[tuple] = None      # per-lane offsets of warp 0, and tid.z's step
+    lanes: tuple | None = None      # per-lane offsets of warp 0, and tid.z's step
     warp_step: int = 0
 
     def offset(self, lane: int = 0, warp_z: int = 0) -> int:
@@ -62,11 +61,11 @@ class LaneLoad:
                 + warp_z * a.coef("%tid.z"))
 
     @property
-    def lane_stride(self) -> Optional[int]:
+    def lane_stride(self) -> int | None:
         """Bytes from one lane to the next, None when the lanes are not evenly spaced."""
         if self.lanes is None:
             return self.addr.coef("%tid.x") + self.addr.coef("%laneid")
-        steps = {b - a for a, b in zip(self.lanes, self.lanes[1:])}
+        steps = {b - a for a, b in zip(self.lanes, self.lanes[1:], strict=False)}
         return steps.pop() if len(steps) == 1 else None
 
     @property
@@ -74,7 +73,7 @@ class LaneLoad:
         return self.warp_step if self.lanes is not None else self.addr.coef("%tid.z")
 
 
-def _imm(op) -> Optional[int]:
+def _imm(op) -> int | None:
     return op.value if isinstance(op, Imm) and isinstance(op.value, int) else None
 
 
@@ -87,14 +86,14 @@ class _Eval:
         self.weight = (w.name, w.offset) if w is not None else None
         self.memo: dict = {}
 
-    def at(self, index: int, reg: str) -> Optional[Linear]:
+    def at(self, index: int, reg: str) -> Linear | None:
         """The value `reg` holds at the entry of statement `index`."""
         defs = self.fa.reaching_defs(index, reg)
         if len(defs) != 1:
             return None
         return self.defined(defs[0], reg)
 
-    def operand(self, index: int, op) -> Optional[Linear]:
+    def operand(self, index: int, op) -> Linear | None:
         if isinstance(op, Reg):
             if op.special:
                 return Linear(0, ((op.name, 1),))
@@ -102,7 +101,7 @@ class _Eval:
         v = _imm(op)
         return None if v is None else Linear(v)
 
-    def defined(self, d: int, reg: str) -> Optional[Linear]:
+    def defined(self, d: int, reg: str) -> Linear | None:
         key = (d, reg)
         if key in self.memo:
             return self.memo[key]
@@ -111,7 +110,7 @@ class _Eval:
         self.memo[key] = got
         return got
 
-    def _compute(self, st, d: int) -> Optional[Linear]:
+    def _compute(self, st, d: int) -> Linear | None:
         base, mods, ops = st.base, st.modifiers, st.operands
         if st.guard is not None or len(ops) < 2:
             return None
@@ -157,7 +156,7 @@ def _eval(fa) -> _Eval:
     return ev
 
 
-def loaded_from(fa, index: int, reg: str) -> Optional[LaneLoad]:
+def loaded_from(fa, index: int, reg: str) -> LaneLoad | None:
     """The load that produced the value `reg` holds at the entry of `index` (through plain
     `mov` copies), with its per-lane address; None when it is not a load with a linear
     address."""
@@ -195,7 +194,7 @@ def loaded_from(fa, index: int, reg: str) -> Optional[LaneLoad]:
     return None
 
 
-def _per_lane(fa, ev, d: int, pos: int, width: int, vector: int) -> Optional[LaneLoad]:
+def _per_lane(fa, ev, d: int, pos: int, width: int, vector: int) -> LaneLoad | None:
     """A LaneLoad from lane-by-lane evaluation (rrsplice.analysis.threadaddr), root named like the
     linear form's atoms (W for the weight parameter)."""
     from .threadaddr import LANES, PROBES, load_addresses
@@ -214,7 +213,7 @@ def _per_lane(fa, ev, d: int, pos: int, width: int, vector: int) -> Optional[Lan
                     lanes=lanes, warp_step=offs[tz] - offs[0])
 
 
-def weight_load(fa, index: int, reg: str) -> Optional[LaneLoad]:
+def weight_load(fa, index: int, reg: str) -> LaneLoad | None:
     """`loaded_from`, only when the load reads the weight image (root W, coefficient 1)."""
     got = loaded_from(fa, index, reg)
     if got is None or got.addr.coef(WEIGHT) != 1:

@@ -29,10 +29,9 @@ from __future__ import annotations
 import re
 from collections import Counter
 from dataclasses import dataclass, field
-from typing import Optional
 
-from ..ptx.model import Address, Function, Reg, Statement, Vector
 from ..ptx.isa import TERMINATORS, state_space
+from ..ptx.model import Address, Function, Reg, Statement, Vector
 from .semantics import def_use
 
 _CONTROL = TERMINATORS
@@ -63,10 +62,10 @@ class Mma:
     n: int
     k: int
     layouts: tuple                # ("row", "col") = A layout, B layout
-    d_type: Optional[str]
-    a_type: Optional[str]
-    b_type: Optional[str]
-    c_type: Optional[str]
+    d_type: str | None
+    a_type: str | None
+    b_type: str | None
+    c_type: str | None
     d: tuple                      # register names of each fragment list
     a: tuple
     b: tuple
@@ -91,7 +90,7 @@ def is_mma(st: Statement) -> bool:
     return (not st.is_label) and st.base == "mma"
 
 
-def mma_of(st: Statement) -> Optional[Mma]:
+def mma_of(st: Statement) -> Mma | None:
     """The Mma view of an `mma` statement (None for anything else)."""
     if not is_mma(st):
         return None
@@ -108,10 +107,10 @@ def mma_of(st: Statement) -> Optional[Mma]:
             layouts.append(mod)
         elif mod in _TYPES:
             types.append(mod)
-    d_t: Optional[str]
-    a_t: Optional[str]
-    b_t: Optional[str]
-    c_t: Optional[str]
+    d_t: str | None
+    a_t: str | None
+    b_t: str | None
+    c_t: str | None
     if len(types) >= 4:
         d_t, a_t, b_t, c_t = types[:4]
     elif len(types) == 2:       # e.g. an 'f64' form written with two types: D/C and A/B
@@ -197,7 +196,7 @@ def _scan(fn: Function, fa=None) -> _Scan:
     # can neither read an accumulator nor redefine a fragment register
     interesting: set = set()
     bases = [None if st.is_label else st.opcode.split(".", 1)[0] for st in stmts]
-    for st, b in zip(stmts, bases):
+    for st, b in zip(stmts, bases, strict=False):
         if b == "mma":
             interesting.update(_mentions(st))
     mmas: list[Mma] = []
@@ -209,7 +208,7 @@ def _scan(fn: Function, fa=None) -> _Scan:
     last_def: dict[str, int] = {}      # name-based, reset at labels (exact in straight code)
     mma_d: dict[int, tuple] = {}       # mma index -> its D tuple
     cur_d: dict[str, int] = {}         # reg -> mma of the current phase whose D it holds
-    pending: Optional[tuple] = None    # why the next mma starts a new phase
+    pending: tuple | None = None    # why the next mma starts a new phase
     phase = -1
     reaching = getattr(fa, "reaching_defs", None) if fa is not None else None
     for i, st in enumerate(stmts, 1):
@@ -319,11 +318,11 @@ class Phase:
     first_line: int
     last_line: int                  # the last mma's last physical line
     start_reason: str               # why a new phase starts here
-    start_at: Optional[int]         # the statement that caused it (None for the first)
-    start_register: Optional[str]
+    start_at: int | None         # the statement that caused it (None for the first)
+    start_register: str | None
     chains: list                    # tuple of mma statement numbers per chain
     chain_count: int
-    chain_length: Optional[int]     # None when chains differ in length
+    chain_length: int | None     # None when chains differ in length
     chain_lengths: list
     shape: str
     m: int
@@ -338,10 +337,10 @@ class Phase:
     bias_seeds: list                # registers, first-use order
     bias_seed_offsets: dict         # reg -> weight-image offset (None: not resolved)
     bias_seeds_by_offset: list      # registers sorted by offset (resolved ones)
-    b_weight_range: Optional[tuple] # [lo, hi) bytes of the B fragments in the weight image
+    b_weight_range: tuple | None # [lo, hi) bytes of the B fragments in the weight image
     b_unresolved: int               # B registers without a weight-image offset
-    gap_first: Optional[int] = None  # statements between this phase and the next one
-    gap_last: Optional[int] = None
+    gap_first: int | None = None  # statements between this phase and the next one
+    gap_last: int | None = None
     gap_counts: list = field(default_factory=list)   # [(family, count)] first-seen order
     notes: list = field(default_factory=list)
 
@@ -350,13 +349,13 @@ class Phase:
         return f"{self.m}x{self.n}x{self.k}"
 
     @property
-    def gap(self) -> Optional[str]:
+    def gap(self) -> str | None:
         if self.gap_first is None:
             return None
         return ", ".join(f"{f} x{c}" for f, c in self.gap_counts) or "nothing"
 
     @property
-    def bias_offset_range(self) -> Optional[tuple]:
+    def bias_offset_range(self) -> tuple | None:
         offs = [o for o in self.bias_seed_offsets.values() if o is not None]
         return (min(offs), max(offs)) if offs else None
 
@@ -447,7 +446,7 @@ def phases(fn: Function, fa=None) -> list[Phase]:
         if cross[p]:
             ph.notes.append(f"{cross[p]} chain(s) continue an accumulator of an earlier phase")
         out.append(ph)
-    for a, b in zip(out, out[1:]):
+    for a, b in zip(out, out[1:], strict=False):
         if b.first - 1 >= a.last + 1:
             a.gap_first, a.gap_last = a.last + 1, b.first - 1
         else:

@@ -9,7 +9,6 @@ them, and `-O0` register counts would not be meaningful.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Optional
 
 # arch -> (shared bytes per SM usable by blocks, bytes the system reserves per block,
 #          max threads per SM, max resident blocks per SM)
@@ -44,7 +43,7 @@ class Occupancy:
                 "blocks_per_sm": self.blocks, "limited_by": self.limited_by}
 
 
-def blocks_per_sm(arch: str, shared: int, threads: int) -> Optional[Occupancy]:
+def blocks_per_sm(arch: str, shared: int, threads: int) -> Occupancy | None:
     """Resident blocks per SM of a kernel using `shared` bytes and `threads` threads per
     block on `arch`; None for an arch without a table entry."""
     arch = base_arch(arch)

@@ -16,7 +16,6 @@ from __future__ import annotations
 
 from collections import Counter
 from dataclasses import dataclass
-from typing import Optional
 
 from ..ptx.isa import state_space
 
@@ -32,7 +31,7 @@ class ParamRef:
     """A pointer stored in kernel parameter `name` at byte `offset`."""
     name: str
     offset: int
-    param_size: Optional[int] = None
+    param_size: int | None = None
 
     @property
     def root(self) -> str:
@@ -65,21 +64,21 @@ def parse_ref(fn, text: str) -> ParamRef:
     return ParamRef(name, offset, _size(fn, name))
 
 
-def _size(fn, name: str) -> Optional[int]:
+def _size(fn, name: str) -> int | None:
     for p in fn.params:
         if p.name == name:
             return p.byte_size
     return None
 
 
-def _ref_of_root(fn, root: Optional[str]) -> Optional[ParamRef]:
+def _ref_of_root(fn, root: str | None) -> ParamRef | None:
     if not root or not root.startswith("param:") or "+" not in root:
         return None
     name, _, off = root[len("param:"):].rpartition("+")
     return ParamRef(name, int(off), _size(fn, name))
 
 
-def loaded_root(fa, index: int, reg: str) -> Optional[str]:
+def loaded_root(fa, index: int, reg: str) -> str | None:
     """The root pointer (threadaddr's name) of the global load `reg`'s value at `index`
     comes from, through `mov` copies; None for anything else."""
     from .fragvalue import _origin
@@ -94,7 +93,7 @@ def loaded_root(fa, index: int, reg: str) -> Optional[str]:
     return got[0] if got is not None else None
 
 
-def _most_loaded(fa, regs_at) -> Optional[ParamRef]:
+def _most_loaded(fa, regs_at) -> ParamRef | None:
     counts: Counter = Counter()
     first: dict = {}
     for index, reg in regs_at:
@@ -108,7 +107,7 @@ def _most_loaded(fa, regs_at) -> Optional[ParamRef]:
     return max(counts, key=lambda r: (counts[r], -first[r]))
 
 
-def weight_param(fa) -> Optional[ParamRef]:
+def weight_param(fa) -> ParamRef | None:
     """The parameter field the B fragments load from (the one most of them use), or the one
     `name_weight` recorded; None when no B fragment loads from a parameter's pointer."""
     def find():
@@ -122,7 +121,7 @@ def weight_named(fa) -> bool:
     return fa.derived(_NAMED_KEY, lambda: False)
 
 
-def bias_param(fa) -> Optional[ParamRef]:
+def bias_param(fa) -> ParamRef | None:
     """The parameter field the mma's C operands that no mma produced load from."""
     def find():
         from .mma import find_mma
@@ -137,7 +136,7 @@ def bias_param(fa) -> Optional[ParamRef]:
     return fa.derived(_BIAS_KEY, find)
 
 
-def name_weight(fa, ref: Optional[ParamRef]) -> None:
+def name_weight(fa, ref: ParamRef | None) -> None:
     """Record the weight parameter a recipe or the command line names; the evaluators that
     remember the weight pointer for `fa` are dropped so they see it."""
     fa._derived[_WEIGHT_KEY] = ref
@@ -147,12 +146,12 @@ def name_weight(fa, ref: Optional[ParamRef]) -> None:
     laneaddr._EVALS.pop(id(fa), None)
 
 
-def name_bias(fa, ref: Optional[ParamRef]) -> None:
+def name_bias(fa, ref: ParamRef | None) -> None:
     """Record the bias parameter a recipe names."""
     fa._derived[_BIAS_KEY] = ref
 
 
-def apply_recipe_roles(fa, rec, weight: Optional[str] = None) -> None:
+def apply_recipe_roles(fa, rec, weight: str | None = None) -> None:
     """Name the weight and bias parameters a recipe gives (`W_PARAM`, `BIAS_PARAM`), or
     `weight` from the command line; RecipeError-style ValueError on a bad name."""
     w = weight if weight is not None else (rec.const("W_PARAM") if rec is not None else None)
@@ -163,7 +162,7 @@ def apply_recipe_roles(fa, rec, weight: Optional[str] = None) -> None:
         name_bias(fa, parse_ref(fa.fn, str(b)))
 
 
-def access_root(fa, d: int) -> Optional[str]:
+def access_root(fa, d: int) -> str | None:
     """The root pointer (threadaddr's name) of the memory access statement `d` (a load's or
     a store's address); None when it is not known."""
     from ..ptx.model import Address
@@ -203,7 +202,7 @@ def pointer_uses(fa) -> dict:
     return fa.derived(("paramroles.uses",), compute)
 
 
-def write_only_pointer(fa) -> Optional[ParamRef]:
+def write_only_pointer(fa) -> ParamRef | None:
     """The first (parameter order, offset) pointer the kernel writes through and never
     reads: where a debug stage can store without changing what the kernel computes."""
     order = {p.name: i for i, p in enumerate(fa.fn.params)}

@@ -39,8 +39,8 @@ special / other).
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
-from typing import Optional, Union
+from dataclasses import dataclass
+from typing import Union
 
 from ..ptx.isa import ADDRESS_ARITH, INT_EVAL, memory_effect
 from ..ptx.model import Address, Function, Imm, Reg, Statement, Symbol, Vector, is_special_register
@@ -554,7 +554,7 @@ def def_value(fa, index: int, reg: str) -> Value:
     return _engine(fa).def_value(index, reg)
 
 
-def weight_offset(fa, index: int, reg: str) -> Optional[int]:
+def weight_offset(fa, index: int, reg: str) -> int | None:
     """The weight-image byte offset of the value `reg` holds at the entry of `index`
     (lane 0 of warp 0 when the address also has a runtime part); None if it is not a load
     from the weight image."""
@@ -574,7 +574,7 @@ class Access:
     index: int          # statement number
     line: int
     kind: str           # "read" | "write" | "atomic" | "address" | "escape"
-    via: Optional[str]  # the register holding the address (None: the symbol itself)
+    via: str | None  # the register holding the address (None: the symbol itself)
     opcode: str
     text: str
 
@@ -593,20 +593,20 @@ class SymbolUses:
     accesses: tuple = ()      # Access, program order
     derived: tuple = ()       # (reg, defining statement)
 
-    def _last(self, kinds) -> Optional[Access]:
+    def _last(self, kinds) -> Access | None:
         found = [a for a in self.accesses if a.kind in kinds]
         return max(found, key=lambda a: a.index) if found else None
 
     @property
-    def last_access(self) -> Optional[Access]:
+    def last_access(self) -> Access | None:
         return self._last(("read", "write", "atomic"))
 
     @property
-    def last_read(self) -> Optional[Access]:
+    def last_read(self) -> Access | None:
         return self._last(("read", "atomic"))
 
     @property
-    def last_write(self) -> Optional[Access]:
+    def last_write(self) -> Access | None:
         return self._last(("write", "atomic"))
 
     @property
@@ -719,7 +719,7 @@ def _symbol_uses(fa, symbol: str) -> SymbolUses:
         for pos, op in enumerate(st.operands):
             if isinstance(op, Address):
                 b = op.base
-                hit: Optional[tuple[bool, Optional[str]]] = None
+                hit: tuple[bool, str | None] | None = None
                 if isinstance(b, Symbol) and b.name == symbol:
                     hit = (True, None)
                 elif isinstance(b, Reg) and via_tainted(i, b.key):
@@ -780,7 +780,7 @@ def _read_only_load(st: Statement) -> bool:
     return sp in ("const", "param") or (sp == "global" and "nc" in mods)
 
 
-def _is_predicate(eng: "_Engine", reg: str) -> bool:
+def _is_predicate(eng: _Engine, reg: str) -> bool:
     return any(d.declares(reg) for d in eng.pred_decls)
 
 

@@ -25,12 +25,13 @@ one `outline` accepts.
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Iterable, Optional
+from typing import TYPE_CHECKING
 
-from .exits import branch_labels, return_labels
 from ..ptx.model import Symbol
 from ..ptx.select import StatementRange
+from .exits import branch_labels, return_labels
 from .semantics import is_pseudo
 
 if TYPE_CHECKING:
@@ -127,7 +128,7 @@ class Region:
                     for t in tables.get(op.name, ())]
         return branch_labels(st)
 
-    def branches(self, e: Edge) -> Optional[str]:
+    def branches(self, e: Edge) -> str | None:
         """The label edge `e` branches to (None when control falls along it)."""
         to = self.fa.fn.statements[e.target - 1]
         if to.is_label and to.label in self._labels_of(e.source):
@@ -147,7 +148,7 @@ class Region:
         return self.fa.range_live_out(self.rng)
 
     def needs_at_exit(self, live_at_exit: Iterable[str],
-                      exit_labels: Optional[Iterable[str]] = None) -> dict:
+                      exit_labels: Iterable[str] | None = None) -> dict:
         """Registers R reads before writing them on some path from its first statement,
         with `live_at_exit` read at every way out that returns to the code after the call:
         the fall-through, and branches to `exit_labels` (default: the return and dispatch

@@ -38,11 +38,9 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
-from typing import Optional
 
-from ..ptx.isa import BLOCK_BARRIERS, CARRY_READERS, ROLES, TERMINATORS, family_key
-from ..ptx.model import (Address, Element, Function, Negated, Offset, ParenList, PredPair, Reg,
-                    Statement, Symbol, Vector)
+from ..ptx.isa import BLOCK_BARRIERS, CARRY_READERS, ROLES, family_key
+from ..ptx.model import Address, Element, Function, Negated, Offset, ParenList, PredPair, Reg, Statement, Symbol, Vector
 
 # ---------------------------------------------------------------- the table
 
@@ -80,7 +78,7 @@ def is_pseudo(name: str) -> bool:
     return ":" in name
 
 
-def family_of(st: Statement) -> Optional[str]:
+def family_of(st: Statement) -> str | None:
     """The registry key covering `st`'s opcode (longest dotted prefix), or None."""
     return family_key(st.opcode)
 
@@ -173,7 +171,7 @@ def operand_roles(st: Statement) -> list[str]:
     pattern = OPCODE_ROLES[fam] if fam else _DU
     names = {"D": "def", "U": "use", "M": "both"}
     return [names[r] if not isinstance(op, Address) else "use"
-            for r, op in zip(_roles(pattern, st.operands), st.operands)]
+            for r, op in zip(_roles(pattern, st.operands), st.operands, strict=False)]
 
 
 def _is_arg_list_only(st: Statement) -> bool:
@@ -197,7 +195,7 @@ def _block_param(st: Statement, name: str):
     return None
 
 
-def _store_bytes(st: Statement) -> Optional[int]:
+def _store_bytes(st: Statement) -> int | None:
     n = None
     vec = 1
     for m in st.modifiers:
@@ -208,7 +206,7 @@ def _store_bytes(st: Statement) -> Optional[int]:
     return None if n is None else n * vec
 
 
-def _param_ref(st: Statement, op) -> Optional[str]:
+def _param_ref(st: Statement, op) -> str | None:
     """`param:NAME` if `op` is an address (or a bare symbol) naming a body-declared .param."""
     sym = None
     if isinstance(op, Address) and isinstance(op.base, Symbol):
@@ -249,7 +247,7 @@ def def_use(st: Statement) -> DefUse:
                 if i == 0 and not isinstance(op, Address):
                     _regs(op, defs)
         else:
-            for role, op in zip(_roles(OPCODE_ROLES[fam], ops), ops):
+            for role, op in zip(_roles(OPCODE_ROLES[fam], ops), ops, strict=False):
                 if role == "U" or type(op) is Address:
                     _regs(op, uses)
                 elif role == "D":

@@ -18,8 +18,6 @@ thread of an affine (or bit-field) computation, which is what fragment identity 
 
 from __future__ import annotations
 
-from typing import Optional
-
 from ..ptx.isa import INT_EVAL
 from ..ptx.model import Address, Imm, Reg, Symbol, Vector
 
@@ -126,7 +124,7 @@ def _eval(fa) -> _Eval:
     return fa.derived(("threadaddr",), lambda: _Eval(fa))
 
 
-def load_address(fa, d: int, probe: int) -> Optional[tuple]:
+def load_address(fa, d: int, probe: int) -> tuple | None:
     """(root, byte offset) of the address load statement `d` reads for probe `probe`."""
     st = fa.fn.statements[d - 1]
     ops = st.operands
@@ -145,7 +143,7 @@ def load_address(fa, d: int, probe: int) -> Optional[tuple]:
     return got[0], got[1] + a.offset
 
 
-def load_addresses(fa, d: int) -> Optional[tuple]:
+def load_addresses(fa, d: int) -> tuple | None:
     """(root, offsets at every probe) of load `d`'s address; None unless every probe
     evaluates to one root."""
     vals = [load_address(fa, d, p) for p in range(len(PROBES))]
@@ -155,7 +153,7 @@ def load_addresses(fa, d: int) -> Optional[tuple]:
     return known[0][0], tuple(v[1] for v in known)
 
 
-def destination_position(st, reg: str) -> Optional[int]:
+def destination_position(st, reg: str) -> int | None:
     """Which element of the statement's (vector) destination `reg` is."""
     dst = st.operands[0] if st.operands else None
     items = list(dst.items) if isinstance(dst, Vector) else [dst]
@@ -167,7 +165,7 @@ _ADDITIVE = frozenset({"add", "sub", "mad", "mov", "cvta", "cvt"})
 _UNKNOWN = "?"
 
 
-def pointer_root(fa, index: int, op) -> Optional[str]:
+def pointer_root(fa, index: int, op) -> str | None:
     """The root pointer of operand `op` at statement `index` whatever its integer part: only
     `add`/`sub`/`mad`/`mov`/`cvt`/`cvta` carry a pointer; any other integer instruction
     (`bfi`, `mul`, `and`, ...) yields an integer, a load of anything but a parameter an

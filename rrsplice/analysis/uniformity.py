@@ -21,7 +21,6 @@ lanes that reach the call then arrive together, but without the ones that left.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Optional
 
 from ..ptx.model import Address, Function, Symbol
 
@@ -63,7 +62,7 @@ def _kernel_param(fn: Function, st, addr) -> bool:
     return any(p.name == addr.base.name for p in fn.params)
 
 
-def _seed(fn: Function, st) -> Optional[str]:
+def _seed(fn: Function, st) -> str | None:
     """What makes `st`'s result per-lane on its own (None: only its inputs decide)."""
     for op in st.operands:
         for r in op.registers():
@@ -162,7 +161,7 @@ class Uniformity:
         return order
 
     def divergence_at(self, index: int, outside=None, *, exits: bool = True
-                      ) -> Optional[tuple]:
+                      ) -> tuple | None:
         """(branch statement index, Why) of the nearest per-lane branch `index` is
         control-dependent on (outside the range `outside`), or None when control is
         uniform there. `exits=False` skips the branches that only end lanes early (see
@@ -184,7 +183,7 @@ class Uniformity:
         return not blk.succs and all(stmts[i - 1].is_label or stmts[i - 1].base in TERMINATORS
                                      for i in range(blk.first, blk.last + 1))
 
-    def chain(self, why: Optional[Why], limit: int = 6) -> list:
+    def chain(self, why: Why | None, limit: int = 6) -> list:
         """The statements from a per-lane value back to its source: [(index, what)]."""
         out: list = []
         seen = set()

@@ -44,7 +44,7 @@ class BodyResult:
 
 
 def new_body(recipe, lang: str = "cuda", out=None, corpus=None,
-             mma: Optional[str] = None) -> BodyResult:
+             mma: str | None = None) -> BodyResult:
     """Write the body for `recipe` (default `<callee>.cu` / `.hip` beside the recipe) and
     `rr_mma.h` beside it, atomically; nothing is written when planning fails. `mma` (HIP
     only): "wmma" (the default, the gfx12 WMMA program) or "scalar" (the portable fallback);
@@ -71,7 +71,7 @@ def new_body(recipe, lang: str = "cuda", out=None, corpus=None,
     return BodyResult(plan, body, header, lang, mma)
 
 
-def mma_mode(lang: str, mma: Optional[str]) -> str:
+def mma_mode(lang: str, mma: str | None) -> str:
     """How the body computes its mma: CUDA "mma.sync"; HIP "wmma" unless "scalar" is asked."""
     if lang == "cuda":
         if mma not in (None, "mma.sync"):

@@ -11,14 +11,14 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Optional
+from typing import TYPE_CHECKING
 
 from ..ptx.errors import RRSpliceError
 from ..ptx.model import Address, ParenList, Reg, Symbol
 
 if TYPE_CHECKING:
-    from ..fragments.fragmap import FragReg
     from ..analysis.mma import Phase
+    from ..fragments.fragmap import FragReg
 
 
 class BodyError(RRSpliceError):
@@ -31,10 +31,10 @@ class Arg:
     index: int
     name: str                 # the C++ name (the .extern's own unless C++ cannot use it)
     ptx_type: str             # ".b32" / ".b64"
-    reg: Optional[str]        # the register the call text passes (None: an address)
-    symbol: Optional[str] = None      # the .shared array whose address is passed
+    reg: str | None        # the register the call text passes (None: an address)
+    symbol: str | None = None      # the .shared array whose address is passed
     role: str = "other"       # "A" | "B" | "C" | "scratch" | "shared" | "other"
-    frag: Optional[FragReg] = None  # for A/B/C
+    frag: FragReg | None = None  # for A/B/C
     ptx_name: str = ""        # the .extern's parameter name
 
     @property
@@ -80,7 +80,7 @@ class BodyPlan:
     stride: int
     barrier: bool
     warps: int                # warps per block the image array is sized for
-    threads: Optional[int]
+    threads: int | None
     layouts: dict             # "A".."D" -> rrsplice.fragments.layout.Layout
     image_in_scratch: bool = False    # the image overlays the warp's own return slots
     notes: list = field(default_factory=list)
@@ -91,11 +91,11 @@ class BodyPlan:
 
 def plan_body(recipe, corpus=None) -> BodyPlan:
     """Read everything `body new` needs from `recipe` (a path or Recipe)."""
-    from ..infra.cache import load_analysis
+    from ..analysis.mma import phases
     from ..check import check_recipe
     from ..check.scratch import _scratch_stride, block_threads
     from ..fragments.fragmap import phase_map
-    from ..analysis.mma import phases
+    from ..infra.cache import load_analysis
     rep = check_recipe(recipe, corpus, target="zluda")
     rec = rep.recipe
     if rep.errors:
@@ -136,7 +136,7 @@ def plan_body(recipe, corpus=None) -> BodyPlan:
                         "it under that link name; rename the callee (the recipe's CALLEE)")
     args = _args(sp, callee, call, rep)
     taken = body_locals(callee, (f"d_s{mma.index}" for mma in phase.mmas))
-    for a, c_name in zip(args, parameter_names([a.name for a in args], taken)):
+    for a, c_name in zip(args, parameter_names([a.name for a in args], taken), strict=False):
         a.ptx_name, a.name = a.name, c_name
     by_reg: dict = {}
     for f in pm.a + pm.b + pm.c:
@@ -236,7 +236,7 @@ def _args(sp, callee, call, rep) -> list:
     names = [x.name for x in ops[1].items] if len(ops) > 1 and isinstance(ops[1], ParenList) \
         else []
     stored: dict = {}
-    moved: dict[str, Optional[str]] = {}
+    moved: dict[str, str | None] = {}
     for st in sp.statements:
         if st.base == "mov" and len(st.operands) == 2 and isinstance(st.operands[1], Symbol):
             moved[st.operands[0].name] = st.operands[1].name
@@ -247,7 +247,7 @@ def _args(sp, callee, call, rep) -> list:
         if st.base == "selp" and isinstance(st.operands[-1], Reg):
             moved.setdefault(st.operands[0].name, None)
     out = []
-    for i, (pname, p) in enumerate(zip(names, decl.params)):
+    for i, (pname, p) in enumerate(zip(names, decl.params, strict=False)):
         src = stored.get(pname)
         reg = src.name if isinstance(src, Reg) else None
         ty = ".b64" if (p.byte_size or 4) == 8 else ".b32"

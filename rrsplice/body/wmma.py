@@ -86,7 +86,7 @@ def wmma_program(plan: BodyPlan) -> WmmaProgram:
         steps.sort(key=lambda s: s.k0)
         if [s.k0 for s in steps] != list(range(0, p.k, 32)):
             _unsupported(p, f"tile ({m0}, {n0}) is computed at k {[s.k0 for s in steps]}")
-        for prev, s in zip([None] + steps, steps):
+        for prev, s in zip([None] + steps, steps, strict=False):
             if prev is None:
                 if any(c not in args or args[c].role != "C" for c in s.c):
                     _unsupported(p, f"{s.sid} starts tile ({m0}, {n0}) from {list(s.c)}, "
@@ -115,7 +115,7 @@ def wmma_program(plan: BodyPlan) -> WmmaProgram:
     for blk in blocks:
         for m0 in range(0, p.m, 16):
             lo, hi = tiles[(m0, blk.n0)], tiles[(m0, blk.n0 + 8)]
-            blk.pairs += [Pair(m0, a.k0, a.sid, b.sid) for a, b in zip(lo, hi)]
+            blk.pairs += [Pair(m0, a.k0, a.sid, b.sid) for a, b in zip(lo, hi, strict=False)]
     lds = lds_bytes(p)
     if lds > LDS_LIMIT:
         raise BodyError(f"{p.recipe}: phase {p.phase.index}: the WMMA images need {lds} bytes of "

@@ -3,8 +3,8 @@ them (through the model cache)."""
 
 from __future__ import annotations
 
-from ..infra.cache import load_analysis, remember_module_fact
 from ..analysis.dataflow import analyze
+from ..infra.cache import load_analysis, remember_module_fact
 from ..ptx.model import Function, Module
 from .report import Report
 

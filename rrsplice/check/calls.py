@@ -4,18 +4,17 @@ callee with matching arguments, and has not been applied already."""
 from __future__ import annotations
 
 import re
-from typing import Optional
 
 from ..ptx.model import Function, ParenList, Reg, Statement, Symbol
-from .report import Report
 from ..ptx.scopes import bind_outer, shadows_at
+from .report import Report
 from .source import _TYPE_SIZE, _function_decl, _short
 from .text import SpliceText, _strip_comments, parse_splice_text, special_operand_uses
 
 
-def _check_splice_text(rep: Report, text: Optional[str], extern: Optional[str],
+def _check_splice_text(rep: Report, text: str | None, extern: str | None,
                        fn: Function, what: str, rng=None, closes: int = 0,
-                       need_call: bool = True, record: bool = True) -> Optional[SpliceText]:
+                       need_call: bool = True, record: bool = True) -> SpliceText | None:
     """The checks of one splice text and its extern. `record=False` (a rewrite rule's
     replacement) leaves the report's splice facts alone: they describe the form's own text."""
     if text is None:
@@ -130,7 +129,7 @@ def _check_vector_moves(rep: Report, sp: SpliceText, fn: Function, what: str) ->
                     registers=[data.name])
 
 
-def _callee(st: Statement) -> Optional[str]:
+def _callee(st: Statement) -> str | None:
     ops = st.operands
     i = 1 if len(ops) > 1 and isinstance(ops[0], ParenList) else 0
     if i < len(ops) and isinstance(ops[i], Symbol):
@@ -138,7 +137,7 @@ def _callee(st: Statement) -> Optional[str]:
     return None
 
 
-def _size(decl_or_param) -> Optional[int]:
+def _size(decl_or_param) -> int | None:
     n = decl_or_param.byte_size
     if n is not None:
         return n
@@ -178,13 +177,13 @@ def _check_call(rep: Report, st: Statement, sp: SpliceText, fn: Function, what: 
     if n_args != len(params):
         rep.add("error", "call-args", f"{what} passes {n_args} argument(s) to {callee}, whose "
                 f"declaration ({where}) has {len(params)}: `{_short(st.text)}`")
-    for k, (a, p) in enumerate(zip(args.items if args else (), params)):
+    for k, (a, p) in enumerate(zip(args.items if args else (), params, strict=False)):
         _check_arg(rep, sp, fn, m, callee, k, a, p, what)
     n_rets = len(rets.items) if rets is not None else 0
     if n_rets != len(decl.ret_params):
         rep.add("error", "call-args", f"{what} takes {n_rets} return value(s) from {callee}, "
                 f"whose declaration ({where}) returns {len(decl.ret_params)}")
-    for k, (a, p) in enumerate(zip(rets.items if rets else (), decl.ret_params)):
+    for k, (a, p) in enumerate(zip(rets.items if rets else (), decl.ret_params, strict=False)):
         _check_arg(rep, sp, fn, m, callee, k, a, p, what, ret=True)
 
 

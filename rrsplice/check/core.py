@@ -5,29 +5,29 @@ from __future__ import annotations
 
 import re
 from pathlib import Path
-from typing import AbstractSet, Optional
+from typing import AbstractSet
 
+from ..infra.cache import load_module
 from ..ptx.model import Function, Module
-from ..workflow.recipe import Recipe, load_recipe, resolve_module
 from ..ptx.select import SelectionError, StatementRange, lines_to_range
+from ..workflow.recipe import Recipe, load_recipe, resolve_module
 from .analysis import _analyze
 from .calls import _check_applied, _check_splice_text
-from .flow import _check_dataflow
 from .debug import _check_point
+from .flow import _check_dataflow
 from .legacy import _check_body, _check_truncate
 from .report import Report
 from .rewrite_checks import check_rewrites
 from .scope import _check_scopes
-from .uniform import _check_uniform
 from .source import _line_text, _region_text
-from ..infra.cache import load_module
 from .target import build_target, recipe_for_stage
 from .text import _strip_comments
+from .uniform import _check_uniform
 
 
-def check_recipe(recipe, corpus=None, *, stage: Optional[str] = None,
-                 module_path: Optional[Path] = None, module: Optional[Module] = None,
-                 any_module: bool = False, target: Optional[str] = None) -> Report:
+def check_recipe(recipe, corpus=None, *, stage: str | None = None,
+                 module_path: Path | None = None, module: Module | None = None,
+                 any_module: bool = False, target: str | None = None) -> Report:
     """Run every check of `recipe` (a Recipe or a path) against its module, then the lints
     of the target profile (`target`, else the recipe's own: see `check.profiles`)."""
     from .profiles import check_profile, default_profile, run_profile

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import re
-from typing import Optional
 
 from ..ptx.model import Function
 from ..workflow.recipe import Recipe, RecipeError
@@ -12,7 +11,6 @@ from .calls import _check_splice_text
 from .facts import StageFacts
 from .report import Report, Target
 from .source import _TYPE_SIZE, _function_decl, _line_text
-
 
 # ------------------------------------------------------------------ debug points
 
@@ -238,7 +236,7 @@ def debug_block_text(rec: Recipe, t: Target, fn: Function) -> str:
     return builtin_debug_block(rec, fn, regs, t.stage)
 
 
-def builtin_debug_block(rec: Recipe, fn: Function, regs: list, stage: Optional[str]) -> str:
+def builtin_debug_block(rec: Recipe, fn: Function, regs: list, stage: str | None) -> str:
     """Store `regs` (u32 each) to a window of a parameter buffer.
 
     The buffer is the u64 pointer :func:`debug_param` names (``DEBUG_PARAM``, else

@@ -7,7 +7,7 @@ which is the `facts` object of `check --json` (and of a refused `apply`)."""
 from __future__ import annotations
 
 from dataclasses import dataclass, fields
-from typing import TYPE_CHECKING, Optional
+from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
     from ..rewrite.rules import RewritePlan
@@ -17,15 +17,15 @@ if TYPE_CHECKING:
 class ScratchFacts:
     """The shared array the returns come back through (ABI `scratch`)."""
     symbol: str                           #: the array's name
-    bytes: Optional[int] = None           #: its size (None: the declaration gives none)
-    stride: Optional[int] = None          #: bytes between two slots (None: not found)
-    stride_from: Optional[str] = None     #: what the stride was read from
-    line: Optional[int] = None            #: the array's declaration line
-    slots: Optional[int] = None           #: slots the address can select (threads or lanes)
-    indexed_by: Optional[str] = None      #: "thread" or "lane": what selects the slot
-    last_before: Optional[dict] = None    #: {statement, line} of the last access before the cut
-    first_after: Optional[dict] = None    #: {statement, line} of the first access after it
-    race: Optional[str] = None            #: the race check's verdict (absent when it gave none)
+    bytes: int | None = None           #: its size (None: the declaration gives none)
+    stride: int | None = None          #: bytes between two slots (None: not found)
+    stride_from: str | None = None     #: what the stride was read from
+    line: int | None = None            #: the array's declaration line
+    slots: int | None = None           #: slots the address can select (threads or lanes)
+    indexed_by: str | None = None      #: "thread" or "lane": what selects the slot
+    last_before: dict | None = None    #: {statement, line} of the last access before the cut
+    first_after: dict | None = None    #: {statement, line} of the first access after it
+    race: str | None = None            #: the race check's verdict (absent when it gave none)
 
     def to_json(self) -> dict:
         out = {"symbol": self.symbol, "bytes": self.bytes, "stride": self.stride,
@@ -53,25 +53,25 @@ class StageFacts:
 @dataclass
 class Facts:
     """Everything the checks of one recipe established, field by field."""
-    module: Optional[str] = None          #: the module checked (path)
-    function: Optional[str] = None        #: the function the recipe edits
-    target: Optional[str] = None          #: the target profile the lints ran for
-    lines: Optional[list] = None          #: [first, last] lines of the cut
-    statements: Optional[str] = None      #: the cut as a statement range, "sA-sB"
-    statement_count: Optional[int] = None  #: statements in the cut
-    passed: Optional[list] = None         #: registers the call text passes
-    returned: Optional[list] = None       #: registers it reads back
-    callees: Optional[list] = None        #: functions the splice text calls
-    live_in: Optional[list] = None        #: registers live into the cut
-    live_out: Optional[list] = None       #: registers live out of it
-    live_in_classes: Optional[dict] = None  #: provenance class -> live-in registers
-    mma: Optional[int] = None             #: mma statements in the cut
-    phases: Optional[int] = None          #: GEMM phases wholly inside it
-    phases_error: Optional[str] = None    #: why the phases could not be found
-    phase_geometry: Optional[list] = None  #: each phase's geometry (when there are any)
-    scratch: Optional[ScratchFacts] = None  #: the return scratch array
-    stage: Optional[StageFacts] = None    #: the debug stage checked
-    rewrites: Optional["RewritePlan"] = None  #: the recipe's statement rewrites
+    module: str | None = None          #: the module checked (path)
+    function: str | None = None        #: the function the recipe edits
+    target: str | None = None          #: the target profile the lints ran for
+    lines: list | None = None          #: [first, last] lines of the cut
+    statements: str | None = None      #: the cut as a statement range, "sA-sB"
+    statement_count: int | None = None  #: statements in the cut
+    passed: list | None = None         #: registers the call text passes
+    returned: list | None = None       #: registers it reads back
+    callees: list | None = None        #: functions the splice text calls
+    live_in: list | None = None        #: registers live into the cut
+    live_out: list | None = None       #: registers live out of it
+    live_in_classes: dict | None = None  #: provenance class -> live-in registers
+    mma: int | None = None             #: mma statements in the cut
+    phases: int | None = None          #: GEMM phases wholly inside it
+    phases_error: str | None = None    #: why the phases could not be found
+    phase_geometry: list | None = None  #: each phase's geometry (when there are any)
+    scratch: ScratchFacts | None = None  #: the return scratch array
+    stage: StageFacts | None = None    #: the debug stage checked
+    rewrites: RewritePlan | None = None  #: the recipe's statement rewrites
 
     def scratch_for(self, symbol: str) -> ScratchFacts:
         """The scratch facts, started for `symbol` if no check has started them yet."""

@@ -5,8 +5,8 @@ from __future__ import annotations
 
 import re
 
-from ..ptx.model import Function
 from ..analysis.regions import region_of
+from ..ptx.model import Function
 from ..ptx.select import StatementRange
 from .analysis import _analyze, _memo
 from .race import _check_shared_base
@@ -14,7 +14,6 @@ from .report import Report
 from .scope import _check_scoped_crossing
 from .scratch import _check_scratch
 from .text import SpliceText
-
 
 
 def _mma_pairs(fn: Function, rng: StatementRange) -> dict:

@@ -19,8 +19,8 @@ body (a ``BODY`` constant naming the body's source); else ``ptxas``.
 from __future__ import annotations
 
 import importlib
-from dataclasses import dataclass, field
-from typing import Callable, Iterable, Optional
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass
 
 from ..ptx.errors import RRSpliceError
 
@@ -34,7 +34,7 @@ LINT_MODULES = ("zluda",)
 class Hit:
     """One place a lint fires: the message, and the statement/line/registers where known."""
     message: str
-    line: Optional[int] = None
+    line: int | None = None
     st: object = None
     registers: tuple = ()
 

@@ -4,7 +4,6 @@ region names a .shared array the call does not pass."""
 from __future__ import annotations
 
 import re
-from typing import Optional
 
 from ..ptx.isa import INT_EVAL
 from ..ptx.model import Address, Function, Reg, Statement, Symbol
@@ -13,7 +12,6 @@ from .analysis import _analyze
 from .report import Report
 from .source import _TYPE_SIZE, _short
 from .text import SpliceText
-
 
 # A return slot is written by the body and read by the call text of ONE thread, so the body's
 # stores and that thread's reads need no barrier between them (program order). What needs
@@ -202,7 +200,7 @@ def def_use_defs(st: Statement) -> tuple:
 
 def _check_scratch_race(rep: Report, fn: Function, rng: StatementRange, sp: SpliceText,
                         sym: str, decl, loads: list, per_thread: bool,
-                        threads: Optional[int]) -> None:
+                        threads: int | None) -> None:
     from ..analysis.provenance import symbol_uses
     from ..analysis.semantics import is_block_barrier
     if not loads or (threads is not None and threads <= 32):

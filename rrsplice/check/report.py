@@ -5,15 +5,13 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Optional
 
 from ..ptx.errors import RRSpliceError
 from ..ptx.model import Function, Module
-from ..workflow.recipe import Recipe
 from ..ptx.select import StatementRange
+from ..workflow.recipe import Recipe
 from .facts import Facts
 from .text import SpliceText
-
 
 SEVERITIES = ("error", "warning", "info")
 
@@ -21,7 +19,7 @@ SEVERITIES = ("error", "warning", "info")
 class CheckFailed(RRSpliceError):
     """`apply` refused to write: the recipe has errors."""
 
-    def __init__(self, report: "Report"):
+    def __init__(self, report: Report):
         self.report = report
         errs = report.errors
         lines = [f"{report.recipe.path}: {len(errs)} error(s); nothing written"]
@@ -39,10 +37,10 @@ class Finding:
     severity: str
     code: str
     message: str
-    statement: Optional[str] = None
-    line: Optional[int] = None
+    statement: str | None = None
+    line: int | None = None
     registers: list = field(default_factory=list)
-    column: Optional[int] = None
+    column: int | None = None
 
     def render(self) -> str:
         where = ", ".join(x for x in (self.statement, f"line {self.line}" if self.line else None)
@@ -65,15 +63,15 @@ class Target:
     recipe: Recipe
     path: Path
     module: Module
-    note: Optional[str] = None
-    fn: Optional[Function] = None
+    note: str | None = None
+    fn: Function | None = None
     kind: str = "none"          # region | point | truncate | body | none
-    first_line: Optional[int] = None
-    last_line: Optional[int] = None   # inclusive
-    rng: Optional[StatementRange] = None
-    text: Optional[str] = None  # the splice text (call / insert / tail / stub / debug block)
-    extern: Optional[str] = None
-    stage: Optional[str] = None
+    first_line: int | None = None
+    last_line: int | None = None   # inclusive
+    rng: StatementRange | None = None
+    text: str | None = None  # the splice text (call / insert / tail / stub / debug block)
+    extern: str | None = None
+    stage: str | None = None
     point_regs: list = field(default_factory=list)
     rewrites: object = None     # rrsplice.rewrite.RewritePlan when the recipe asks for any
 
@@ -84,7 +82,7 @@ class Report:
     target: Target
     findings: list = field(default_factory=list)
     facts: Facts = field(default_factory=Facts)
-    splice: Optional[SpliceText] = None
+    splice: SpliceText | None = None
     analysis: object = None
 
     @property

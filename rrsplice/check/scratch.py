@@ -4,7 +4,6 @@ and values live across the region."""
 from __future__ import annotations
 
 import re
-from typing import Optional
 
 from ..ptx.model import Address, Function, Module, Reg, Symbol
 from ..ptx.select import StatementRange
@@ -16,7 +15,7 @@ from .source import _TYPE_SIZE, _short
 from .text import SpliceText
 
 
-def scratch_symbol(rep: Report, fn: Function, sp: SpliceText) -> Optional[str]:
+def scratch_symbol(rep: Report, fn: Function, sp: SpliceText) -> str | None:
     """The .shared array the splice returns through: SCRATCH, or a .shared symbol the text
     names."""
     sym = rep.recipe.const("SCRATCH")
@@ -34,7 +33,7 @@ def scratch_symbol(rep: Report, fn: Function, sp: SpliceText) -> Optional[str]:
     return None
 
 
-def block_threads(fn: Function) -> Optional[int]:
+def block_threads(fn: Function) -> int | None:
     """Threads per block from `.maxntid`/`.reqntid` (None when the entry does not say)."""
     for d, v in fn.perf:
         if d in (".maxntid", ".reqntid"):
@@ -57,7 +56,7 @@ def _scratch_decl(fn: Function, module: Module, sym: str):
     return None
 
 
-def _scratch_stride(rep: Report, sp: SpliceText) -> tuple[Optional[int], str]:
+def _scratch_stride(rep: Report, sp: SpliceText) -> tuple[int | None, str]:
     rec = rep.recipe
     v = rec.const("RET_STRIDE")
     if isinstance(v, int) and not isinstance(v, bool):

@@ -3,8 +3,6 @@ declarations, type sizes, short quotes of statements."""
 
 from __future__ import annotations
 
-from typing import Optional
-
 from ..ptx.model import Function, Module
 
 
@@ -27,7 +25,7 @@ def _region_text(module: Module, first: int, last: int) -> str:
 _DECLS: dict = {}
 
 
-def _function_decl(fn: Function, module: Optional[Module], reg: str):
+def _function_decl(fn: Function, module: Module | None, reg: str):
     """The `.reg` declaration of `reg` visible at function scope (body-level, then nested
     blocks), memoised per function."""
     ent = _DECLS.get(id(fn))

@@ -4,15 +4,14 @@ debug stage it names."""
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Optional
 
-from ..workflow.forms import _function_at  # noqa: F401  (re-exported by rrsplice.check)
 from ..ptx.model import Function, Module
+from ..workflow.forms import _function_at  # noqa: F401  (re-exported by rrsplice.check)
 from ..workflow.recipe import Recipe, RecipeError, load_recipe
 from .report import Target
 
 
-def _entry_function(module: Module, rec: Recipe) -> Optional[Function]:
+def _entry_function(module: Module, rec: Recipe) -> Function | None:
     names = [n for n, _ in rec.entry_candidates()]
     for n in names:
         for f in module.functions:
@@ -43,7 +42,7 @@ def find_stage(rec: Recipe, name: str) -> tuple[str, tuple]:
     raise RecipeError(rec.path, f"no debug stage {want!r} (stages: {known})", "stages")
 
 
-def recipe_for_stage(rec: Recipe, stage: str) -> tuple[Recipe, Optional[str]]:
+def recipe_for_stage(rec: Recipe, stage: str) -> tuple[Recipe, str | None]:
     """The recipe and stage name to build debug stage `stage` with: the recipe's own
     `stages()` entry when it has one; else the recipe re-run with `$D4R_RRSWIN_DEBUG` set
     to the stage, for recipes that read the variable and return the `debug` form."""
@@ -57,8 +56,8 @@ def recipe_for_stage(rec: Recipe, stage: str) -> tuple[Recipe, Optional[str]]:
     return rec, stage
 
 
-def build_target(rec: Recipe, path: Path, module: Module, note: Optional[str] = None,
-                 stage: Optional[str] = None) -> Target:
+def build_target(rec: Recipe, path: Path, module: Module, note: str | None = None,
+                 stage: str | None = None) -> Target:
     """Where the recipe (or the debug stage `stage`) acts on `module`."""
     t = Target(recipe=rec, path=path, module=module, note=note, extern=rec.extern)
     if stage is not None:

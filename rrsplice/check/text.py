@@ -5,13 +5,11 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass, field
-from typing import Optional
 
 from ..ptx.errors import ParseError
 from ..ptx.model import Function, Module
 from ..ptx.parser import _blank_comments, parse_bytes
 from ..ptx.scopes import source_name
-
 
 PROBE = "__rrsplice_probe"
 # the module header a recipe's snippets (call text, extern) are parsed under
@@ -28,16 +26,16 @@ class SpliceText:
     """Splice text (a call, a debug block, ...) parsed inside a minimal module:
     ``.version``, the ``extern`` text, then one entry whose body is the text."""
     text: str
-    extern: Optional[str]
-    module: Optional[Module] = None
-    fn: Optional[Function] = None
+    extern: str | None
+    module: Module | None = None
+    fn: Function | None = None
     externs: dict = field(default_factory=dict)     # name -> Function (declaration)
-    error: Optional[str] = None
-    error_line: Optional[int] = None
-    escape: Optional[str] = None    # why the text does not stay inside its function
+    error: str | None = None
+    error_line: int | None = None
+    escape: str | None = None    # why the text does not stay inside its function
     # the text's declarations, listed once: walking the body per register looked up was
     # quadratic in a debug block storing thousands of registers
-    _decls: Optional[list] = field(default=None, repr=False, compare=False)
+    _decls: list | None = field(default=None, repr=False, compare=False)
     _decl_of: dict = field(default_factory=dict, repr=False, compare=False)
     extern_problems: list = field(default_factory=list)  # what the extern may not hold
     body_first: int = field(default=0, repr=False, compare=False)  # module line of text's line 1
@@ -64,8 +62,8 @@ class SpliceText:
         return found
 
 
-def wrap_snippet(text: str, extern: Optional[str] = None, *, header: str = SNIPPET_HEADER,
-                 opener: Optional[str] = None, closes: int = 0) -> tuple:
+def wrap_snippet(text: str, extern: str | None = None, *, header: str = SNIPPET_HEADER,
+                 opener: str | None = None, closes: int = 0) -> tuple:
     """(source, head, body_first): `text` made a whole module, so that the one parser reads
     recipe snippets exactly as it reads kernels: `header`, the `extern` declarations
     (`head` is these two), then a function (`opener`: by default the probe entry) whose body
@@ -82,7 +80,7 @@ def wrap_snippet(text: str, extern: Optional[str] = None, *, header: str = SNIPP
     return head + opener + text + closing, head, body_first
 
 
-def parse_splice_text(text: str, extern: Optional[str] = None, *, what: str = "call text",
+def parse_splice_text(text: str, extern: str | None = None, *, what: str = "call text",
                       closes: int = 0) -> SpliceText:
     """Parse `text` (and `extern`) with rrsplice.parse in a wrapper module. `closes` is how
     many enclosing braces the text itself closes (a legacy tail that ends the function)."""
@@ -138,7 +136,7 @@ def _extern_problems(em: Module) -> list:
     return out
 
 
-def _escape(m: Module, src: str, head: str, what: str) -> Optional[str]:
+def _escape(m: Module, src: str, head: str, what: str) -> str | None:
     """Why text parsed as the body of the probe entry does not stay inside it (it closes
     the function's brace, or opens a new function or declaration at top level), or None.
     Spliced in, such text would move the rest of the kernel into another function."""

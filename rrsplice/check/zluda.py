@@ -50,9 +50,9 @@ def _param_return(rep):
                       "them to the LLVM return value, which a native C++/HIP body cannot "
                       "produce; return through a .shared scratch array instead "
                       "(`rrsplice recipe new --abi scratch`)")
+    from ..ptx.model import ParenList
     from .calls import _callee
     from .source import _short
-    from ..ptx.model import ParenList
     for st in sp.calls:
         ops = st.operands
         if len(ops) > 1 and isinstance(ops[0], ParenList) and ops[0].items:

@@ -12,7 +12,6 @@ import click
 from ..ptx.errors import RRSpliceError
 from .output import note, stdout_is_terminal  # noqa: F401  (note: re-exported)
 
-
 # command -> the module of this package that defines it. Modules are imported when their
 # command runs (or for --help), so `rrsplice liveness` does not pay for importing the
 # recipe, outline and parser machinery it does not use. tests/test_cli_commands.py keeps
@@ -92,6 +91,7 @@ def _print_version(ctx, _param, value) -> None:
     if not value or ctx.resilient_parsing:
         return
     from importlib.metadata import PackageNotFoundError, version
+
     from ..infra.tools import tool_provenance
     try:
         mine = version("rrsplice")

@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import click
 
+from ..infra.words import count
 from .app import corpus_option, examples, json_option, main, note, print_json
 from .output import say
-from ..infra.words import count
 
 
 @main.group("body")
@@ -82,8 +82,8 @@ def body_coverage_cmd(target, corpus, as_json):
     from ..ptx.parser import parse
     if str(target).endswith(".py"):
         from ..lift.region import _original
-        from ..workflow.recipe import load_recipe
         from ..ptx.select import lines_to_range
+        from ..workflow.recipe import load_recipe
         rec = load_recipe(target)
         if rec.cut_call is None:
             from ..ptx.errors import RRSpliceError

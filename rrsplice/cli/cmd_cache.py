@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-import click
-
 from ..infra import cache
 from .app import examples, json_option, main, print_json
 from .output import Grid, say

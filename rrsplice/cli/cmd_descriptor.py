@@ -78,8 +78,8 @@ def descriptor_cmd(target, output, all_dir, workers, weight_param, entry, as_jso
         return
     if not target:
         raise RRSpliceError("give a TARGET (.ptx or recipe), or --all DIR")
-    from ..infra import cache
     from ..fragments.descriptor import describe, render, with_evidence
+    from ..infra import cache
     p = Path(target)
     rec = None
     if p.suffix == ".py":

@@ -7,8 +7,6 @@ import os
 import sys
 from importlib.metadata import PackageNotFoundError, version
 
-import click
-
 from ..ptx.errors import RRSpliceError
 from .app import examples, json_option, main, print_json
 from .output import Grid, say, styled

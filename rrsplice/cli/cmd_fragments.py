@@ -62,8 +62,8 @@ def fragments_cmd(target, phase, elements, png, svg, matrices, tile, entry, as_j
     """Every fragment register of each phase of TARGET (a .ptx, or a recipe: the registers
     its cut passes and returns) resolved to matrix coordinates: A[row][k], B[k][n], C and
     D[row][n] of the phase, with the weight-image byte of every B and bias-seed element."""
-    from ..infra import cache
     from ..fragments.report import cut_report, module_maps
+    from ..infra import cache
     p = Path(target)
     rec = None
     rng = None

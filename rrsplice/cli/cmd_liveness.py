@@ -3,18 +3,15 @@
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Optional
 
 import click
 
 from ..infra.cache import load_analysis, load_module, load_report
 from ..infra.config import default_module
-from ..ptx.errors import RRSpliceError
 from ..infra.fsutil import read_input
-from ..ptx.select import (SelectionError, lines_to_range, parse_line_range,
-                      parse_statement_range, select_function)
-from .app import (any_module_option, corpus_option, entry_option, examples, json_option,
-                  main, note, print_json)
+from ..ptx.errors import RRSpliceError
+from ..ptx.select import SelectionError, lines_to_range, parse_line_range, parse_statement_range, select_function
+from .app import any_module_option, corpus_option, entry_option, examples, json_option, main, note, print_json
 from .output import Grid, bold, say, styled, warn
 
 
@@ -22,7 +19,7 @@ class TargetError(RRSpliceError):
     """The TARGET is neither a readable .ptx file nor a usable recipe module."""
 
 
-def resolve_target(target: Optional[str], corpus=None, any_module: bool = False):
+def resolve_target(target: str | None, corpus=None, any_module: bool = False):
     """TARGET -> (module path, note, the recipe or None)."""
     if target is None:
         return default_module(), None, None
@@ -42,7 +39,7 @@ def _classify(fa, rng, passed=None) -> list:
             for c in classify_live_in(fa, rng, passed=passed)]
 
 
-def _recipe_passed(rec, path, module) -> Optional[list]:
+def _recipe_passed(rec, path, module) -> list | None:
     """What a cut_call recipe's call passes, as `check` counts it (None for other forms)."""
     if rec is None or rec.call is None:
         return None
@@ -58,7 +55,7 @@ PASSED_MEANS = {
 }
 
 
-def liveness_report(fa, rng, *, pseudo: bool = False, passed: Optional[list] = None) -> dict:
+def liveness_report(fa, rng, *, pseudo: bool = False, passed: list | None = None) -> dict:
     """The data `rrsplice liveness` prints (also its --json form). With `pseudo`, the
     `.param` slots and carry flag crossing the range are listed as well. With `passed` (a
     recipe's call arguments) the live-in classes are those `check` reports for the cut."""

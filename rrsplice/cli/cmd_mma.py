@@ -5,10 +5,10 @@ from __future__ import annotations
 
 import click
 
+from ..infra.words import count
 from ..ptx.errors import RRSpliceError
 from ..ptx.select import select_function
 from .app import entry_option, examples, json_option, main, note, print_json
-from ..infra.words import count
 from .output import Grid, bold, say
 
 

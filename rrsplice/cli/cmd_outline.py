@@ -8,8 +8,7 @@ from pathlib import Path
 
 import click
 
-from .app import (any_module_option, corpus_option, examples, json_option, main, note,
-                  print_json)
+from .app import any_module_option, corpus_option, examples, json_option, main, note, print_json
 from .findings import live_in_text, loaded_text, print_findings, regs_text
 from .output import Grid, bold, print_diagnostic, progress_step, say, say_text, styled
 

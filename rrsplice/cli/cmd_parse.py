@@ -7,9 +7,9 @@ import time
 
 import click
 
+from ..infra.fsutil import read_input
 from ..ptx.emit import emit
 from ..ptx.errors import ParseError
-from ..infra.fsutil import read_input
 from ..ptx.parser import parse_bytes
 from ..ptx.select import SelectionError, parse_statement_id, select_function
 from .app import entry_option, examples, json_option, main, note, print_json
@@ -20,7 +20,7 @@ def _json_errors(as_json: bool) -> None:
     """Errors raised later in this command print as JSON when --json was given (the group
     reads this flag from the root context)."""
     if as_json:
-        setattr(click.get_current_context().find_root(), "_rrsplice_json", True)
+        click.get_current_context().find_root()._rrsplice_json = True
 
 
 def _parse_file(path: str):

@@ -7,8 +7,7 @@ from typing import TYPE_CHECKING, cast
 
 import click
 
-from .app import (any_module_option, corpus_option, examples, json_option, main, note,
-                  print_json)
+from .app import any_module_option, corpus_option, examples, json_option, main, note, print_json
 from .findings import facts_grid, print_findings, regs_text
 from .output import Grid, bold, print_diagnostic, progress_step, say, say_text, styled
 
@@ -153,6 +152,7 @@ def _apply_all(recipe, directory, out, jobs, stage, as_json) -> None:
     bar = None
     if not as_json and stderr_is_terminal():
         from rich.progress import Progress
+
         from .output import _console
         bar = Progress(console=_console(True), transient=True)
         task = bar.add_task(f"applying {rec.path.name}", total=n)

@@ -14,7 +14,8 @@ from __future__ import annotations
 
 import contextlib
 import sys
-from typing import Iterable, Optional, Union
+from collections.abc import Iterable
+from typing import Union
 
 import click
 
@@ -109,7 +110,7 @@ class Grid:
     plain rendering so every row stays one line.
     """
 
-    def __init__(self, *columns: str, title: Optional[str] = None, header: bool = True,
+    def __init__(self, *columns: str, title: str | None = None, header: bool = True,
                  right: Iterable[str] = ()):
         self.columns = list(columns)
         self.title = title
@@ -134,7 +135,7 @@ class Grid:
         lines = [self.title] if self.title else []
         for r in table:
             cells = []
-            for i, (c, w) in enumerate(zip(r, widths)):
+            for i, (c, w) in enumerate(zip(r, widths, strict=False)):
                 last = i == len(widths) - 1
                 if self.columns[i] in self.right:
                     cells.append(c.rjust(w))
@@ -166,8 +167,8 @@ SEVERITY_WORD = {"error": "error", "warning": "warning", "info": "note", "note":
 _SEVERITY_STYLE = {"error": "bold red", "warning": "bold yellow", "note": "bold cyan"}
 
 
-def diagnostic(path, line: Optional[int], column: Optional[int], severity: str,
-               message: str, code: Optional[str] = None) -> str:
+def diagnostic(path, line: int | None, column: int | None, severity: str,
+               message: str, code: str | None = None) -> str:
     """`path:line:col: severity: message [code]` (line and column left out when unknown)."""
     where = str(path) if path is not None else "rrsplice"
     if line:
@@ -193,7 +194,7 @@ def note(message: str, as_json: bool = False) -> None:
         print_diagnostic(None, None, None, "note", message)
 
 
-def warn(message: str, path=None, code: Optional[str] = None) -> None:
+def warn(message: str, path=None, code: str | None = None) -> None:
     print_diagnostic(path, None, None, "warning", message, code)
 
 

@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
-from typing import Any, Optional
+from typing import Any
 
 from .fragmap import phase_map
 
@@ -91,7 +91,7 @@ def classify_gap(stmts: list) -> dict:
             "operands": sorted(set(imms), key=imms.index)[:8]}
 
 
-def _directive_line(fn, name: str) -> Optional[int]:
+def _directive_line(fn, name: str) -> int | None:
     text = fn.module.data.decode("utf-8", "replace").split("\n") if fn.module else []
     first_stmt = fn.statements[0].line if fn.statements else fn.end_line
     for ln in range(fn.line, min(first_stmt, len(text)) + 1):
@@ -284,7 +284,7 @@ def _comment(ev: Ev) -> str:
     return ("  # UNVERIFIED (inferred): " if not ev.verified else "  # ") + why
 
 
-def _lines(key: Optional[str], x, indent: int) -> list:
+def _lines(key: str | None, x, indent: int) -> list:
     pad = " " * indent
     head = f"{pad}{key}=" if key is not None and key.isidentifier() else \
         (f"{pad}{key!r}: " if key is not None else pad)

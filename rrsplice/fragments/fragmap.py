@@ -19,11 +19,11 @@ comes from the load's per-lane address (rrsplice.analysis.laneaddr): the weight-
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Optional
+from typing import TYPE_CHECKING
 
-from .layout import Layout, LayoutError, mma_layouts
 from ..analysis.fragvalue import value_key
 from ..analysis.laneaddr import LaneLoad, weight_load
+from .layout import Layout, LayoutError, mma_layouts
 
 if TYPE_CHECKING:
     from ..analysis.mma import Phase
@@ -41,7 +41,7 @@ class FragReg:
     layout: Layout
     mma: int                 # the mma statement it is read (A/B/C) or written (D) at
     line: int
-    source: Optional[LaneLoad] = None   # B / C: the weight-image load
+    source: LaneLoad | None = None   # B / C: the weight-image load
 
     def elements(self) -> list:
         """[(lane, elem, row, col, weight_byte or None)] for every lane of warp 0."""

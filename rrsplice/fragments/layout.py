@@ -32,7 +32,6 @@ Unsupported combinations raise LayoutError (a ValueError) naming what was asked.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Optional
 
 _ISA = "PTX ISA 9.7.14.5"
 _EIGHT_BIT = ("s8", "u8", "e4m3", "e5m2", "e3m2", "e2m3", "e2m1")
@@ -197,7 +196,7 @@ class Layout:
     shape: str
     matrix: str
     dtype: str
-    order: Optional[str]
+    order: str | None
     rule_data: _Rule = field(repr=False)
 
     @property
@@ -294,7 +293,7 @@ def _owners(lay: Layout) -> dict:
     return got
 
 
-def _order_key(shape: str, matrix: str, dtype: str, order: Optional[str], family: str):
+def _order_key(shape: str, matrix: str, dtype: str, order: str | None, family: str):
     if shape == "m8n8k4" and matrix in ("A", "B"):
         return order or ("row" if matrix == "A" else "col")
     if shape == "m16n8k16":
@@ -304,8 +303,8 @@ def _order_key(shape: str, matrix: str, dtype: str, order: Optional[str], family
     return None
 
 
-def layout(shape: str, matrix: str, dtype: str, order: Optional[str] = None,
-           operand_type: Optional[str] = None) -> Layout:
+def layout(shape: str, matrix: str, dtype: str, order: str | None = None,
+           operand_type: str | None = None) -> Layout:
     """The layout of `matrix` ("A", "B", "C" or "D") of `mma.<shape>` with element `dtype`.
 
     `order` is "row"/"col" for m8n8k4's A and B (defaults: A row, B col, the layouts

@@ -13,8 +13,8 @@ import struct
 import zlib
 from pathlib import Path
 
-from ..ptx.errors import RRSpliceError
 from ..infra.fsutil import write_atomic
+from ..ptx.errors import RRSpliceError
 
 _COLOURS = [(0xDD, 0xEE, 0xFF), (0xFF, 0xE8, 0xCC), (0xDD, 0xF5, 0xDD), (0xF5, 0xDD, 0xF0),
             (0xEE, 0xEE, 0xCC), (0xCC, 0xEE, 0xEE), (0xE8, 0xE0, 0xFF), (0xFF, 0xDD, 0xDD)]
@@ -100,12 +100,12 @@ def svg_text(pm, matrices=None, tile=None) -> str:
            f'font-family="monospace" font-size="9">',
            f'<rect width="{width}" height="{height}" fill="white"/>']
     y = PAD
-    for title, rows, cols, cells in grids:
+    for title, rows, _cols, cells in grids:
         out.append(f'<text x="{PAD}" y="{y + 12}" font-size="12">{title}</text>')
         y += TITLE
         for (r, c), (lane, reg, e, idx) in sorted(cells.items()):
             x0, y0 = PAD + c * CELL_W, y + r * CELL_H
-            col = "#%02x%02x%02x" % _COLOURS[idx % len(_COLOURS)]
+            col = "#{:02x}{:02x}{:02x}".format(*_COLOURS[idx % len(_COLOURS)])
             out.append(f'<rect x="{x0}" y="{y0}" width="{CELL_W}" height="{CELL_H}" '
                        f'fill="{col}" stroke="#999" stroke-width="0.5"/>'
                        f'<text x="{x0 + 2}" y="{y0 + 10}">T{lane}</text>'
@@ -171,7 +171,7 @@ def png_bytes(pm, matrices=None, tile=None) -> bytes:
     height = sum(8 + rows * _PX_H + 4 for _t, rows, _c, _x in grids) + 4
     img = bytearray(b"\xff" * (width * height * 3))
     y = 4
-    for title, rows, cols, cells in grids:
+    for title, rows, _cols, cells in grids:
         _draw_text(img, width, 4, y, title)
         y += 8
         for (r, c), (lane, reg, e, idx) in cells.items():

@@ -9,8 +9,6 @@ the scaffolded recipe's header, so every A_REGS/C_REGS/RET_REGS entry says what 
 
 from __future__ import annotations
 
-from typing import Optional
-
 from ..ptx.errors import RRSpliceError
 from .fragmap import FragMapError, phase_map
 
@@ -24,7 +22,7 @@ def _phases(fn, fa):
     return phases(fn, fa)
 
 
-def module_maps(fn, fa, phase: Optional[int] = None) -> list:
+def module_maps(fn, fa, phase: int | None = None) -> list:
     """The PhaseMap of every phase of `fn` (or of phase `phase`, 1-based)."""
     where = f"{getattr(fn.module, 'path', None) or fn.name}:{fn.line}:1: error: {fn.name}"
     ps = _phases(fn, fa)

@@ -8,7 +8,6 @@ one fails with three fatal lines, so rrsplice says so in one line before running
 from __future__ import annotations
 
 import re
-from typing import Optional
 
 from ..ptx.errors import RRSpliceError
 
@@ -33,14 +32,14 @@ def arch_number(arch: str) -> int:
     return int(m.group(1))
 
 
-def module_arch(module) -> Optional[str]:
+def module_arch(module) -> str | None:
     """The `sm_XX` of a module's `.target` directive (None if it has none)."""
     target = module.target or ""
     m = re.search(r"\bsm_\d+[af]?\b", target)
     return m.group(0) if m else None
 
 
-def check_buildable(arch: str, target: Optional[str], path, option: str = "--arch") -> None:
+def check_buildable(arch: str, target: str | None, path, option: str = "--arch") -> None:
     """Raise one clear line when `target` PTX cannot be assembled for `arch`; `option` is
     the command-line option that asked for it (`--arch` for verify, `--ptxas` for apply)."""
     want = arch_number(arch)

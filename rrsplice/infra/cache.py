@@ -40,8 +40,9 @@ import pickle
 import re
 import stat
 import sys
+from collections.abc import Callable
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Callable, Optional
+from typing import TYPE_CHECKING, Any
 
 from .. import __version__
 from ..ptx.errors import RRSpliceError
@@ -95,7 +96,7 @@ def max_bytes() -> int:
 
 # ------------------------------------------------------------------ trust
 
-def untrusted_reason(st: os.stat_result) -> Optional[str]:
+def untrusted_reason(st: os.stat_result) -> str | None:
     """Why a file or directory with this stat is not safe to load pickles from, or None."""
     if hasattr(os, "geteuid") and st.st_uid != os.geteuid():
         return f"owned by uid {st.st_uid}, not by the current user (uid {os.geteuid()})"
@@ -113,8 +114,8 @@ def _warn(path: Path, why: str) -> None:
                      "[cache-untrusted]\n")
 
 
-def _open_trusted(root: Path, sub: Optional[str] = None, *, create: bool = False,
-                  quiet: bool = False) -> Optional[int]:
+def _open_trusted(root: Path, sub: str | None = None, *, create: bool = False,
+                  quiet: bool = False) -> int | None:
     """A descriptor of the cache directory `root` (or its area `sub`), checked for this use:
     `root` itself may be a symlink only when the link is the current user's; `sub` is never
     followed through a link; both must be directories that are the user's own and closed to
@@ -171,7 +172,7 @@ def _open_trusted(root: Path, sub: Optional[str] = None, *, create: bool = False
             os.close(dfd)
 
 
-def _trusted_dir(sub: Optional[str] = None, *, create: bool = True) -> Optional[Path]:
+def _trusted_dir(sub: str | None = None, *, create: bool = True) -> Path | None:
     """The cache directory (or its `sub` area), created 0700, or None (with a warning)
     when it is someone else's or open to others."""
     root = cache_dir()
@@ -182,7 +183,7 @@ def _trusted_dir(sub: Optional[str] = None, *, create: bool = True) -> Optional[
     return root if sub is None else root / sub
 
 
-def _code_fingerprint(pkg: Optional[Path] = None) -> str:
+def _code_fingerprint(pkg: Path | None = None) -> str:
     """SHA-256 of every source file of the package (relative path and bytes), so any edit
     to the tool changes every key."""
     pkg = pkg or _PKG
@@ -214,7 +215,7 @@ def _seal(payload: bytes) -> bytes:
     return _MAGIC + hashlib.sha256(payload).hexdigest().encode() + b"\n" + payload
 
 
-def _open_entry(path: Path) -> Optional[bytes]:
+def _open_entry(path: Path) -> bytes | None:
     """The verified payload of the entry at `path`, or None (missing, not ours, open to
     others, truncated, or its checksum does not match)."""
     dfd = _open_trusted(path.parent.parent, path.parent.name)
@@ -466,9 +467,9 @@ def _key_of(module: Module) -> str:
 def load_module(path) -> Module:
     """The parsed model of the PTX file at `path`, from the cache when it holds this exact
     content, else parsed (and then stored)."""
-    from .fsutil import read_input
     from ..ptx.model import Module
     from ..ptx.parser import parse_bytes
+    from .fsutil import read_input
     path = os.fspath(path)
     data = read_input(path, what="PTX file")
     area = _trusted_dir("modules") if enabled() else None
@@ -549,7 +550,7 @@ def remember_json(area: str, key: str, sources: tuple, compute,
     return result
 
 
-def _json_entry(area: str, key: str) -> Optional[Path]:
+def _json_entry(area: str, key: str) -> Path | None:
     """Where the JSON entry for (area, key) lives under the current code, or None when the
     cache is off or its directory is not trusted."""
     d = _trusted_dir(area) if enabled() else None
@@ -605,7 +606,7 @@ def load_report(kind: str, data: bytes, query: dict, compute) -> dict:
     return remember_json("reports", key, (), compute, accept=lambda v: isinstance(v, dict))
 
 
-def remember_module_fact(module: "Module", what: str, sources: tuple, compute):
+def remember_module_fact(module: Module, what: str, sources: tuple, compute):
     """A JSON fact about a parsed module (e.g. its phase list), remembered like a report."""
     return remember_json("facts", f"{_key_of(module)}|{what}", sources, compute)
 
@@ -636,7 +637,7 @@ def clear() -> int:
     return _unlink_entries(root, [(sub, name) for _t, _s, sub, name in _entries(root)])
 
 
-def entry_path(path) -> Optional[Path]:
+def entry_path(path) -> Path | None:
     """Where the module cache entry for the file at `path` lives (None when disabled)."""
     if not enabled():
         return None

@@ -10,19 +10,18 @@ import os
 import tomllib
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Optional
 
 from ..ptx.errors import RRSpliceError
 
 
 @dataclass(frozen=True)
 class ProjectConfig:
-    root: Optional[Path]            # directory holding the pyproject.toml, None if none
-    default_module: Optional[Path]
-    corpus: Optional[Path]
+    root: Path | None            # directory holding the pyproject.toml, None if none
+    default_module: Path | None
+    corpus: Path | None
 
 
-def find_pyproject(start: Path | None = None) -> Optional[Path]:
+def find_pyproject(start: Path | None = None) -> Path | None:
     here = (start or Path.cwd()).resolve()
     for d in (here, *here.parents):
         p = d / "pyproject.toml"

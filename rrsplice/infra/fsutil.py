@@ -31,8 +31,8 @@ import signal
 import stat
 import sys
 import threading
+from collections.abc import Iterable
 from pathlib import Path
-from typing import Iterable, Optional
 
 from ..ptx.errors import RRSpliceError
 
@@ -225,7 +225,7 @@ def write_atomic(path, data: bytes, *, fsync: bool = True, protect: Iterable = (
         raise WriteError(shown, f"cannot write: {why}") from None
 
 
-def untrusted_dir_reason(st: os.stat_result) -> Optional[str]:
+def untrusted_dir_reason(st: os.stat_result) -> str | None:
     """Why a directory with this stat lets someone else direct a write into it, or None."""
     if hasattr(os, "geteuid") and st.st_uid != os.geteuid():
         return f"owned by uid {st.st_uid}, not by the current user (uid {os.geteuid()})"

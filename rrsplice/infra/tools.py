@@ -14,7 +14,6 @@ import sys
 import tempfile
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Optional
 
 from ..ptx.errors import RRSpliceError
 
@@ -27,7 +26,7 @@ class ToolFailed(RRSpliceError):
     """ptxas or nvlink ran and rejected its input."""
 
 
-def _wheel_binary(name: str) -> Optional[Path]:
+def _wheel_binary(name: str) -> Path | None:
     for entry in sys.path:
         if not entry:
             continue
@@ -43,7 +42,7 @@ def _wheel_binary(name: str) -> Optional[Path]:
     return None
 
 
-def locate_tool(name: str) -> tuple[Optional[Path], str]:
+def locate_tool(name: str) -> tuple[Path | None, str]:
     """(path of `ptxas` or `nvlink` or None, where it was found or looked for)."""
     var = f"RRSPLICE_{name.upper()}"
     env = os.environ.get(var)
@@ -59,7 +58,7 @@ def locate_tool(name: str) -> tuple[Optional[Path], str]:
     return None, f"not on PATH, no ${var}, no nvidia-cuda-nvcc wheel"
 
 
-def find_tool(name: str) -> Optional[Path]:
+def find_tool(name: str) -> Path | None:
     """Path of `ptxas` or `nvlink`, or None."""
     return locate_tool(name)[0]
 
@@ -105,18 +104,18 @@ class Resources:
     """What `ptxas -v` reports for one function."""
     function: str
     arch: str
-    registers: Optional[int] = None
-    stack: Optional[int] = None
-    spill_stores: Optional[int] = None
-    spill_loads: Optional[int] = None
-    shared: Optional[int] = None
+    registers: int | None = None
+    stack: int | None = None
+    spill_stores: int | None = None
+    spill_loads: int | None = None
+    shared: int | None = None
 
 
 @dataclass
 class AssembleResult:
     ok: bool
     arch: str
-    output: Optional[Path]
+    output: Path | None
     log: str
     resources: list
 
@@ -152,7 +151,7 @@ def parse_resource_report(log: str, arch: str) -> list:
     return list(out.values())
 
 
-def ptxas(ptx: Path, arch: str, *, out: Optional[Path] = None, relocatable: bool = True,
+def ptxas(ptx: Path, arch: str, *, out: Path | None = None, relocatable: bool = True,
           optimize: bool = False, verbose: bool = True, timeout: int = 600) -> AssembleResult:
     """Assemble `ptx` for `arch` (e.g. "sm_90"); `-c` (relocatable) by default, `-O0` unless
     `optimize` (acceptance checks need no optimisation and run several times faster)."""

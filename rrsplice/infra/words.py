@@ -2,9 +2,7 @@
 
 from __future__ import annotations
 
-from typing import Optional
 
-
-def count(n: int, noun: str, plural: Optional[str] = None) -> str:
+def count(n: int, noun: str, plural: str | None = None) -> str:
     """`n noun` with the noun in the plural unless n is 1 (`plural` for irregular ones)."""
     return f"{n} {noun if n == 1 else (plural or noun + 's')}"

@@ -5,10 +5,9 @@ section comments before given statements."""
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Optional
 
-from ..ptx.isa import ptx_type
 from ..analysis.semantics import def_use
+from ..ptx.isa import ptx_type
 from . import names
 from .lower import Context, LiftError, lower
 from .regs import RegTypes, class_of
@@ -22,7 +21,7 @@ class Lifted:
     rows: list                      # semantics rows used, in first-use order
     prototypes: list                # extern declarations of called functions
     statements: int
-    ret_struct: Optional[str] = None
+    ret_struct: str | None = None
     notes: list = field(default_factory=list)
 
 
@@ -41,7 +40,7 @@ def _ret_struct(fn) -> tuple:
                    f"   /* {p} */"), p.name
 
 
-def lift_function(fn, path: str, sections: Optional[dict] = None, mma_hook=None,
+def lift_function(fn, path: str, sections: dict | None = None, mma_hook=None,
                   module=None, extra_top: tuple = (), locate=None, on_defs=None) -> Lifted:
     """Lift `fn`; `sections` maps a statement index to comment lines written before it."""
     regs = RegTypes(fn)

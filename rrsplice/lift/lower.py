@@ -9,8 +9,8 @@ here. A statement neither covers is a LiftError naming it, never approximated.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Callable, Optional
 
 from ..ptx.errors import RRSpliceError
 from ..ptx.model import Address, Imm, Negated, ParenList, PredPair, Reg, Sink, Symbol, Vector
@@ -33,14 +33,14 @@ class Context:
     and the rows the body uses (collected for the header)."""
     regs: RegTypes
     params: dict                              # PTX param name -> (C name, class)
-    ret_param: Optional[str] = None           # the return parameter's PTX name
+    ret_param: str | None = None           # the return parameter's PTX name
     path: str = "?"
     used: dict = field(default_factory=dict)  # form -> Sem
     targets: set = field(default_factory=set)
     calls: dict = field(default_factory=dict)  # callee -> prototype
     module: object = None
-    mma_hook: Optional[Callable] = None       # staging: replaces the mma lowering
-    locate: Optional[Callable] = None         # statement -> "path:line:col"
+    mma_hook: Callable | None = None       # staging: replaces the mma lowering
+    locate: Callable | None = None         # statement -> "path:line:col"
 
 
 def where(ctx: Context, st) -> str:
@@ -144,7 +144,7 @@ def _lower_instruction(ctx: Context, st) -> list:
     if len(ops) != 1 + len(row.srcs):
         refuse(ctx, st, f"{len(ops)} operands, the form takes {1 + len(row.srcs)}")
     ctx.used.setdefault(row.form, row)
-    args = ", ".join(value(ctx, st, o, c) for o, c in zip(ops[1:], row.srcs))
+    args = ", ".join(value(ctx, st, o, c) for o, c in zip(ops[1:], row.srcs, strict=False))
     return [assign(ctx, st, ops[0], f"{row.helper}({args})", row.dst)]
 
 
@@ -365,7 +365,7 @@ def _call(ctx, st) -> list:
         refuse(ctx, st, "the call's operands do not match the callee's parameters")
     ctx.calls[v.callee] = (f'extern "C" __device__ {C_TYPES[rcls] if rcls else "void"} '
                            f"{cname}({', '.join(C_TYPES[c] for c in pcls) or 'void'});")
-    args = ", ".join(value(ctx, st, a, c) for a, c in zip(v.call_args, pcls))
+    args = ", ".join(value(ctx, st, a, c) for a, c in zip(v.call_args, pcls, strict=False))
     if rcls:
         return [assign(ctx, st, v.call_returns[0], f"{cname}({args})", rcls)]
     return [f"{cname}({args});"]
@@ -385,7 +385,7 @@ _SPECIAL = {"ld": _ld, "ldu": _ld, "st": _st, "mov": _mov, "setp": _setp, "shfl"
             "ret": _ret, "call": _call}
 
 
-def covers(st) -> Optional[str]:
+def covers(st) -> str | None:
     """None when the statement's form has a lowering, else why not (coverage reports;
     checks what can be known from the form alone)."""
     v = st.view

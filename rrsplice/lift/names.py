@@ -10,7 +10,7 @@ into the generated C++.
 from __future__ import annotations
 
 import re
-from functools import lru_cache
+from functools import cache
 
 _PLAIN = re.compile(r"[A-Za-z0-9]")
 _C_IDENT = re.compile(r"[A-Za-z_][A-Za-z0-9_]*\Z")
@@ -23,7 +23,7 @@ template this throw true try typedef typeid typename union unsigned using virtua
 volatile while xor""".split())
 
 
-@lru_cache(maxsize=None)
+@cache
 def _escape(name: str) -> str:
     out = []
     for i, ch in enumerate(name):
@@ -34,7 +34,7 @@ def _escape(name: str) -> str:
     return "".join(out)
 
 
-@lru_cache(maxsize=None)
+@cache
 def register(key: str) -> str:
     """`%r5` -> `v_r5`; a scoped register's key `low@B3` -> `v_low_x40_B3`."""
     return "v_" + _escape(key.lstrip("%"))

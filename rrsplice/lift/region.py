@@ -13,7 +13,6 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Optional
 
 from ..ptx.parser import parse
 from . import names
@@ -29,7 +28,7 @@ class RegionBody:
     callee: str
     text: str                  # the body source
     header: str                # rr_lift.h
-    mma_header: Optional[str]  # rr_mma.h (image staging)
+    mma_header: str | None  # rr_mma.h (image staging)
     staging: str
     region: tuple
     phases: list               # (index, first, last, geometry)
@@ -40,8 +39,8 @@ class RegionBody:
 
 def _original(rec, corpus):
     from ..outline.from_recipe import _recipe_function
-    from ..workflow.recipe import resolve_module
     from ..ptx.select import select_function
+    from ..workflow.recipe import resolve_module
     path, _ = resolve_module(rec, corpus)
     module = parse(path)
     return module, _recipe_function(module, rec, select_function), path
@@ -52,9 +51,9 @@ def _outline(recipe_path, corpus):
     once for both)."""
     from ..outline.body import build_outline
     from ..outline.common import OutlineError
-    from ..workflow.recipe import load_recipe
-    from ..rewrite import rules_for_recipe
     from ..ptx.select import lines_to_range
+    from ..rewrite import rules_for_recipe
+    from ..workflow.recipe import load_recipe
     rec = load_recipe(recipe_path)
     if rec.cut_call is None or rec.call is None or rec.extern is None:
         raise OutlineError(f"{rec.path}: `body new --staging` needs a cut_call recipe (cut_call, "
@@ -159,8 +158,8 @@ def lift_region(recipe_path, staging: str = "registers", corpus=None) -> RegionB
     name what cannot be lifted)."""
     if staging not in STAGINGS:
         raise ValueError(f"staging must be one of {STAGINGS}")
-    from ..infra.cache import load_analysis
     from ..analysis.mma import phases as find_phases
+    from ..infra.cache import load_analysis
     out, mpath, rec, omod, ofn = _outline(recipe_path, corpus)
     body_name = f"{out.callee}.body.ptx"
     bmod = parse(out.ptx, filename=body_name)

@@ -4,13 +4,11 @@ value conversions: a PTX register is its bits)."""
 
 from __future__ import annotations
 
-from typing import Optional
-
 from ..ptx.isa import ptx_type
 from ..ptx.scopes import source_name
 
 
-def class_of(ptx: Optional[str]) -> Optional[str]:
+def class_of(ptx: str | None) -> str | None:
     """`.b32` -> u32, `.f32` -> f32, `.pred` -> pred, `.f16` -> u16 (its bits), ..."""
     t = ptx_type(ptx)
     if t is None:
@@ -41,7 +39,7 @@ class RegTypes:
             else:
                 self.ranges.append((d, cls))
 
-    def cls(self, reg) -> Optional[str]:
+    def cls(self, reg) -> str | None:
         name = source_name(reg.key) if "@" in reg.key else reg.name
         if name in self.exact:
             return self.exact[name]

@@ -15,7 +15,6 @@ independent reference). A form with no row is refused by the lifter, never appro
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Optional
 
 EMIT = "ptx/src/pass/llvm/emit.rs"
 IMPL = "ptx/lib/zluda_ptx_impl.cpp"
@@ -273,6 +272,6 @@ def _setp_rows() -> list:
 ROWS: dict = {r.form: r for r in _F + _int_rows() + _setp_rows()}
 
 
-def lookup(form: str) -> Optional[Sem]:
+def lookup(form: str) -> Sem | None:
     """The row of `form`, or None (the lifter then refuses the statement)."""
     return ROWS.get(form)

@@ -48,6 +48,6 @@ __all__ = ["CallSite", "Outline", "OutlineError", "ParamValue", "ReadBack", "bui
 
 
 def outline(module: Module, fn: Function, rng: StatementRange, call_text: str,
-            extern_text: str, *, lines: Optional[tuple] = None) -> bytes:
+            extern_text: str, *, lines: tuple | None = None) -> bytes:
     """The PTX module (bytes) defining the callee of `extern_text` as region `rng` of `fn`."""
     return build_outline(module, fn, rng, call_text, extern_text, lines=lines).ptx

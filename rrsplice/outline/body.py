@@ -5,15 +5,14 @@ and recomputation, parameter loads, assembly)."""
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Optional
 
+from ..analysis.semantics import def_use, sort_registers
 from ..ptx.emit import apply_spans
 from ..ptx.errors import RRSpliceError
 from ..ptx.model import Function, Module, Reg
-from ..rewrite import plan_rewrites
-from ..ptx.select import StatementRange
 from ..ptx.scopes import is_scoped, shadows_at
-from ..analysis.semantics import def_use, sort_registers
+from ..ptx.select import StatementRange
+from ..rewrite import plan_rewrites
 from .assemble import BodyParts, assemble, module_header
 from .callsite import parse_call
 from .common import OutlineError, _iter_blocks, _Names
@@ -55,7 +54,7 @@ class Outline:
 
 
 def build_outline(module: Module, fn: Function, rng: StatementRange, call_text: str,
-                  extern_text: str, *, lines: Optional[tuple] = None,
+                  extern_text: str, *, lines: tuple | None = None,
                   analysis=None, rules=()) -> Outline:
     """Like `outline`, returning the body together with what went into it. `rules`: the
     recipe's statement rewrites (rrsplice.rewrite), applied to the body's copy of the region
@@ -83,7 +82,7 @@ def build_outline(module: Module, fn: Function, rng: StatementRange, call_text: 
 
 
 def _context(module: Module, fn: Function, rng: StatementRange, call_text: str,
-             extern_text: str, lines: Optional[tuple], analysis) -> OutlineContext:
+             extern_text: str, lines: tuple | None, analysis) -> OutlineContext:
     """Parse the call text (in the kernel module's header, so its types read the same) and
     find the region's text; fresh names avoid every register the kernel and the call text
     declare, and the `.shared` arrays the call passes are known before any rewrite."""

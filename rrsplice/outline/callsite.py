@@ -4,7 +4,6 @@ parameters it fills, the values it reads back, the statements around the call)."
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Optional
 
 from ..ptx.errors import ParseError
 from ..ptx.model import Address, Function, Module, ParenList, Reg, Statement, Symbol
@@ -46,7 +45,7 @@ class ReadBack:
     kind: str                  # "scratch" | "param" | "memory"
     registers: list            # destination registers, in order
     statement: Statement
-    ret_name: Optional[str] = None   # the extern's return parameter (param kind)
+    ret_name: str | None = None   # the extern's return parameter (param kind)
     offset: int = 0
     pred: bool = False         # `registers` is a predicate read back as 1/0 (setp.ne)
 
@@ -204,7 +203,7 @@ def _predicates(site: CallSite) -> None:
 _ONE_ZERO = ("1", "0")
 
 
-def _pred_source(st: Statement) -> Optional[Reg]:
+def _pred_source(st: Statement) -> Reg | None:
     """%p of `selp.{b,u,s}32 %t, 1, 0, %p` (None for anything else)."""
     ops = st.operands
     if st.base == "selp" and st.guard is None and len(ops) == 4 and \
@@ -214,7 +213,7 @@ def _pred_source(st: Statement) -> Optional[Reg]:
     return None
 
 
-def _pred_target(st: Statement, t: str) -> Optional[Reg]:
+def _pred_target(st: Statement, t: str) -> Reg | None:
     """%p of `setp.ne.{b,u,s}32 %p, %t, 0` (None for anything else)."""
     ops = st.operands
     if st.base == "setp" and st.guard is None and len(ops) == 3 and \
@@ -226,18 +225,18 @@ def _pred_target(st: Statement, t: str) -> Optional[Reg]:
 
 
 def _writes(st: Statement, reg: str) -> bool:
-    from ..ptx.scopes import source_name
     from ..analysis.semantics import def_use
+    from ..ptx.scopes import source_name
     return any(source_name(d) == reg for d in def_use(st).defs)
 
 
 def _reads(st: Statement, reg: str) -> bool:
-    from ..ptx.scopes import source_name
     from ..analysis.semantics import def_use
+    from ..ptx.scopes import source_name
     return any(source_name(u) == reg for u in def_use(st).uses)
 
 
-def _callee(st: Statement) -> Optional[str]:
+def _callee(st: Statement) -> str | None:
     ops = st.operands
     if not ops:
         return None
@@ -261,7 +260,7 @@ def _dest_regs(op) -> list:
     return [r.name for r in op.registers() if not r.special]
 
 
-def _readback(st: Statement, ret_pos: dict, ext: Function) -> Optional[ReadBack]:
+def _readback(st: Statement, ret_pos: dict, ext: Function) -> ReadBack | None:
     if st.base != "ld" or len(st.operands) < 2 or not isinstance(st.operands[1], Address):
         return None
     addr = st.operands[1]

@@ -3,7 +3,7 @@ text, fresh register names and operand walks."""
 
 from __future__ import annotations
 
-from typing import Callable, Optional
+from collections.abc import Callable
 
 from ..ptx.errors import RRSpliceError
 from ..ptx.model import Address, Block, Function, ParenList, Statement, Symbol, Vector
@@ -20,17 +20,17 @@ _WIDTH = {"b8": 8, "u8": 8, "s8": 8, "b16": 16, "u16": 16, "s16": 16, "f16": 16,
 _SPECIAL64 = {"%clock64", "%globaltimer", "%gridid"}
 
 
-def _type_width(st: Statement) -> Optional[int]:
+def _type_width(st: Statement) -> int | None:
     for m in reversed(st.modifiers):
         if m in _WIDTH:
             return _WIDTH[m]
     return None
 
 
-def _reg_types(fn: Function) -> Callable[[str], Optional[str]]:
+def _reg_types(fn: Function) -> Callable[[str], str | None]:
     """register name -> its declared `.bN`-style type (any scope of `fn`)."""
     ranges = []
-    single: dict[str, Optional[str]] = {}
+    single: dict[str, str | None] = {}
     for d in fn.decls():
         if d.space != ".reg":
             continue
@@ -39,7 +39,7 @@ def _reg_types(fn: Function) -> Callable[[str], Optional[str]]:
         else:
             ranges.append(d)
 
-    def lookup(name: str) -> Optional[str]:
+    def lookup(name: str) -> str | None:
         if name in single:
             return single[name]
         for d in ranges:

@@ -5,7 +5,6 @@ parsed call site, the values the body takes before the region, and reaching defi
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Optional
 
 from ..ptx.model import Function, Module
 from ..ptx.select import StatementRange
@@ -24,7 +23,7 @@ class OutlineContext:
     span: tuple                        # (start, end) char offsets of the region's text
     lines: tuple                       # (first, last) physical lines of that text
     analysis: object = None            # the function's dataflow analysis, if already made
-    _reach: Optional[_Reaching] = field(default=None, repr=False)
+    _reach: _Reaching | None = field(default=None, repr=False)
 
     def reach(self) -> _Reaching:
         """Reaching definitions in the kernel, from `analysis` or computed now."""

@@ -3,9 +3,9 @@ it back (shared scratch or `.param` return)."""
 
 from __future__ import annotations
 
+from ..analysis.semantics import def_use, is_block_barrier
 from ..ptx.model import Address, Reg, Statement, Vector
 from ..ptx.scopes import source_name
-from ..analysis.semantics import def_use, is_block_barrier
 from .callsite import CallSite, _kernel_side
 from .common import _SPECIAL64, OutlineError, _Names, _one_line
 

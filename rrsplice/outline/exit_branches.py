@@ -8,13 +8,12 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass, field
-from typing import Optional
 
-from ..ptx.emit import apply_spans
 from ..analysis.exits import read_dispatch, region_exits, return_labels
+from ..ptx.emit import apply_spans
 from ..ptx.model import Function, Statement
-from ..rewrite.rules import Replacement, RewritePlan, StatementRule
 from ..ptx.scopes import source_name
+from ..rewrite.rules import Replacement, RewritePlan, StatementRule
 from .common import OutlineError
 
 
@@ -37,8 +36,8 @@ class ExitBranches(StatementRule):
 
     def __init__(self, fn: Function, rng, site):
         self.fn, self.rng, self.site = fn, rng, site
-        self.plan: Optional[ExitPlan] = None
-        self.error: Optional[OutlineError] = None
+        self.plan: ExitPlan | None = None
+        self.error: OutlineError | None = None
 
     def run(self, fn: Function, plan: RewritePlan, skip) -> None:
         if fn is not self.fn:

@@ -12,8 +12,8 @@ from .common import OutlineError
 def outline_recipe(recipe_path, corpus=None, analysis=None):
     """Load a `cut_call` recipe, find its module and build its body.
     Returns (Outline, module path, resolve note)."""
-    from ..workflow.recipe import load_recipe, resolve_module
     from ..ptx.select import lines_to_range, select_function
+    from ..workflow.recipe import load_recipe, resolve_module
     rec = load_recipe(recipe_path)
     if rec.cut_call is None or rec.call is None or rec.extern is None:
         raise OutlineError(f"{rec.path}: outline needs a cut_call recipe (cut_call, call, "

@@ -4,12 +4,11 @@ passed registers. Both rest on reaching definitions."""
 
 from __future__ import annotations
 
-
-from ..ptx.isa import PURE
 from ..analysis.dataflow import analyze
+from ..analysis.semantics import def_use, is_pseudo
+from ..ptx.isa import PURE
 from ..ptx.model import Function, Statement
 from ..ptx.select import StatementRange
-from ..analysis.semantics import def_use, is_pseudo
 from .callsite import CallSite, _dest_regs
 from .common import OutlineError, _one_line, _symbols
 

@@ -4,17 +4,15 @@ rrsplice.analysis.regions.Region that `check` reports on)."""
 
 from __future__ import annotations
 
-from typing import Optional
-
 from ..analysis.dataflow import analyze
-from ..ptx.model import Function, Module
 from ..analysis.regions import region_of
+from ..ptx.model import Function, Module
 from ..ptx.select import StatementRange
 from .common import OutlineError, _iter_blocks
 
 
 def region_span(module: Module, fn: Function, rng: StatementRange,
-                lines: Optional[tuple] = None) -> tuple:
+                lines: tuple | None = None) -> tuple:
     """(start, end) character offsets of the region's text: whole physical lines, either the
     recipe's `lines = (first, end)` half-open interval or the statements' own lines."""
     assert fn.body is not None  # a region lies in a function's body

@@ -35,8 +35,8 @@ Lookup (`family_key`) takes the longest dotted prefix of the opcode found in the
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Callable, Optional
 
 # ---------------------------------------------------------------- the table
 
@@ -268,7 +268,7 @@ class OpInfo:
     roles: str
     terminator: bool = False
     pure: bool = False
-    evaluate: Optional[Callable] = None
+    evaluate: Callable | None = None
     address_arith: bool = False
     memory: str = ""            # read | write | atomic | copy | prefetch | ""
     carry_in: bool = False
@@ -331,7 +331,7 @@ _STATE_SPACES = ("global", "shared", "local", "param", "const", "tex")
 _FAMILY_CACHE: dict = {}
 
 
-def family_key(opcode: Optional[str]) -> Optional[str]:
+def family_key(opcode: str | None) -> str | None:
     """The registry key covering `opcode` (longest dotted prefix), or None."""
     if opcode is None:
         return None
@@ -350,19 +350,19 @@ def family_key(opcode: Optional[str]) -> Optional[str]:
     return fam
 
 
-def info(opcode: Optional[str]) -> Optional[OpInfo]:
+def info(opcode: str | None) -> OpInfo | None:
     """The registry row of `opcode`, or None when the ISA index has no such instruction."""
     key = family_key(opcode)
     return REGISTRY[key] if key is not None else None
 
 
-def memory_effect(opcode: Optional[str]) -> str:
+def memory_effect(opcode: str | None) -> str:
     """read | write | atomic | copy | prefetch, or "" for no memory access."""
     row = info(opcode)
     return row.memory if row is not None else ""
 
 
-def state_space(opcode: str) -> Optional[str]:
+def state_space(opcode: str) -> str | None:
     """The state space an access names (`ld.shared::cta.u32` -> "shared"); "generic" for a
     memory access that names none; None for an opcode without memory effect."""
     if not memory_effect(opcode):
@@ -461,7 +461,7 @@ def _parse_types(text: str) -> dict:
 TYPES: dict = _parse_types(_TYPES)
 
 
-def ptx_type(name: Optional[str]) -> Optional[PtxType]:
+def ptx_type(name: str | None) -> PtxType | None:
     """The row of `name` (`.b32` or `b32`), or None when it is not a PTX type."""
     if not name:
         return None

@@ -8,9 +8,9 @@ unchanged module is reproduced byte for byte.
 from __future__ import annotations
 
 import re
-
+from collections.abc import Iterator
 from dataclasses import dataclass, field
-from typing import Iterator, Optional, Union
+from typing import Union
 
 from .isa import ptx_type
 
@@ -39,7 +39,7 @@ class Reg:
     name: str
     special: bool = False
     # not part of equality: an operand compares by its text; identity is `key`
-    ident: Optional[str] = field(default=None, compare=False)
+    ident: str | None = field(default=None, compare=False)
     kind = "reg"
 
     @property
@@ -47,7 +47,7 @@ class Reg:
         """The register's identity: its name, or `NAME@B<k>` for one declared in a nested block."""
         return self.ident or self.name
 
-    def registers(self) -> Iterator["Reg"]:
+    def registers(self) -> Iterator[Reg]:
         yield self
 
     def __str__(self) -> str:
@@ -71,7 +71,7 @@ class Negated:
 class Imm:
     """An immediate: integer (decimal/hex, optional U), float, or hex float `0f3F800000`."""
     text: str
-    value: Union[int, float]
+    value: int | float
     kind_name: str  # "int" | "float" | "hexfloat"
     kind = "imm"
 
@@ -113,7 +113,7 @@ class Vector:
 class Address:
     """`[base+offset]`, `[sym]`, `[%rd]`, `[imm]`; texture/surface forms keep their further
     items (`[tex, {%f1, %f2}]`, `[tex, sampler, {...}]`) in `extra`."""
-    base: Optional[Union[Reg, Symbol]]
+    base: Reg | Symbol | None
     offset: int = 0
     extra: tuple = ()
     kind = "addr"
@@ -125,7 +125,7 @@ class Address:
             yield from item.registers()
 
     @property
-    def coords(self) -> Optional["Vector"]:
+    def coords(self) -> Vector | None:
         for item in self.extra:
             if isinstance(item, Vector):
                 return item
@@ -162,7 +162,7 @@ class Element:
 class Offset:
     """`sym+8`, `%rd2+4`, `arr-4`: a register or symbol plus a constant, outside brackets
     (`mov.u64 %rd1, table+8;`): a value, not a memory access."""
-    base: Union[Reg, Symbol]
+    base: Reg | Symbol
     offset: int
     text: str
     kind = "offset"
@@ -180,8 +180,8 @@ class PredPair:
     """`%p|%q`, `r|p`, `_|%p`, `{%f1, %f2, %f3, %f4}|p`: a destination and the predicate
     written beside it (`setp`/`set`, `shfl`, `elect`, a texture fetch's residency bit).
     Either half may be the sink `_`; the first may be a vector."""
-    first: Union[Reg, "Vector", "Sink"]
-    second: Union[Reg, "Sink"]
+    first: Reg | Vector | Sink
+    second: Reg | Sink
     kind = "predpair"
 
     def registers(self) -> Iterator[Reg]:
@@ -228,15 +228,15 @@ Operand = Union[Reg, Negated, Imm, Symbol, Vector, Address, PredPair, ParenList,
 class Decl:
     """A variable declaration (`.reg .b32 %r<19372>;`, `.shared .align 16 .b8 x[9600];`).
     One Decl per declared name; `count` is the N of a `%r<N>` range."""
-    space: Optional[str]          # ".reg", ".shared", ".param", ... (None if absent)
-    type: Optional[str]           # ".b32", ".f16", ... (None if absent)
+    space: str | None          # ".reg", ".shared", ".param", ... (None if absent)
+    type: str | None           # ".b32", ".f16", ... (None if absent)
     name: str
     attrs: tuple                  # every attribute in order, e.g. (".shared", ".align 16", ".b8")
-    align: Optional[int] = None
-    vector: Optional[str] = None  # ".v2" / ".v4"
-    count: Optional[int] = None   # %r<N>
+    align: int | None = None
+    vector: str | None = None  # ".v2" / ".v4"
+    count: int | None = None   # %r<N>
     dims: tuple = ()              # array sizes; None for `[]`
-    init: Optional[str] = None    # initializer text after '='
+    init: str | None = None    # initializer text after '='
     line: int = 0
     start: int = 0
     end: int = 0
@@ -259,7 +259,7 @@ class Decl:
         return tail.isdigit() and int(tail) < self.count and (tail == "0" or tail[0] != "0")
 
     @property
-    def byte_size(self) -> Optional[int]:
+    def byte_size(self) -> int | None:
         row = ptx_type(self.type)
         if row is None or row.kind == "pred" or any(d is None for d in self.dims):
             return None
@@ -323,7 +323,7 @@ class Statement:
         return (self.line, self.end_line)
 
     @property
-    def base(self) -> Optional[str]:
+    def base(self) -> str | None:
         """The opcode's base name: `mma` of `mma.sync.aligned...`."""
         base = self._base
         if base is None and self.opcode:
@@ -399,21 +399,21 @@ class Block:
     decls: list = field(default_factory=list)
     items: list = field(default_factory=list)   # Statement | Block | Decl | LabelledDirective,
                                                 # in source order
-    parent: Optional["Block"] = None
+    parent: Block | None = None
 
 
 @dataclass(slots=True)
 class Param:
     name: str
     attrs: tuple
-    space: Optional[str]
-    type: Optional[str]
-    align: Optional[int]
+    space: str | None
+    type: str | None
+    align: int | None
     dims: tuple
     line: int
 
     @property
-    def byte_size(self) -> Optional[int]:
+    def byte_size(self) -> int | None:
         d = Decl(space=self.space, type=self.type, name=self.name, attrs=self.attrs,
                  dims=self.dims)
         return d.byte_size
@@ -431,15 +431,15 @@ class Function:
     params: list
     ret_params: list
     perf: list                     # [(".maxntid", (32, 1, 4)), (".pragma", '"nounroll"')]
-    body: Optional[Block]
+    body: Block | None
     statements: list
     start: int
     end: int
     line: int
     end_line: int
-    module: Optional["Module"] = None
-    _by_line: Optional[dict] = None
-    _labels: Optional[dict] = None
+    module: Module | None = None
+    _by_line: dict | None = None
+    _labels: dict | None = None
     # label -> LabelledDirective, for `.branchtargets` (brx.idx tables), `.calltargets`
     # and `.callprototype` (indirect calls) declared in the body
     branch_targets: dict = field(default_factory=dict)
@@ -454,14 +454,14 @@ class Function:
     def is_entry(self) -> bool:
         return self.kind == ".entry"
 
-    def statement(self, sid: Union[str, int]) -> Statement:
+    def statement(self, sid: str | int) -> Statement:
         """`s452` or 452 -> that statement (KeyError if out of range)."""
         n = int(sid[1:]) if isinstance(sid, str) and sid.startswith("s") else int(sid)
         if not 1 <= n <= len(self.statements):
             raise KeyError(f"{self.name} has statements s1..s{len(self.statements)}, not s{n}")
         return self.statements[n - 1]
 
-    def statement_at_line(self, line: int) -> Optional[Statement]:
+    def statement_at_line(self, line: int) -> Statement | None:
         """The statement whose physical line span contains `line` (the first one there
         when several share a line), or None."""
         if self._by_line is None:
@@ -472,7 +472,7 @@ class Function:
             self._by_line = table
         return self._by_line.get(line)
 
-    def label_statement(self, name: str) -> Optional[Statement]:
+    def label_statement(self, name: str) -> Statement | None:
         if self._labels is None:
             self._labels = {st.label: st for st in self.statements if st.is_label}
         return self._labels.get(name)
@@ -496,25 +496,25 @@ class Function:
 @dataclass(slots=True)
 class Module:
     """One PTX file. `text` is the decoded source; `data` the original bytes."""
-    path: Optional[str]
+    path: str | None
     text: str
     data: bytes
     headers: list                  # [(directive, value, line)]
     decls: list                    # module-scope Decl
     functions: list
     directives: list               # other module-scope items: (kind, text, line)
-    _byte_map: Optional[list] = None
-    _line_starts: Optional[tuple] = None
+    _byte_map: list | None = None
+    _line_starts: tuple | None = None
 
     @property
-    def version(self) -> Optional[str]:
+    def version(self) -> str | None:
         for d, v, _ in self.headers:
             if d == ".version":
                 return v
         return None
 
     @property
-    def target(self) -> Optional[str]:
+    def target(self) -> str | None:
         for d, v, _ in self.headers:
             if d == ".target":
                 return v

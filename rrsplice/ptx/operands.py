@@ -21,8 +21,21 @@ from __future__ import annotations
 
 import re
 
-from .model import (Address, Element, Guard, Imm, Negated, Offset, ParenList, PredPair, Reg,
-                    Sink, Symbol, Vector, is_special_register)
+from .model import (
+    Address,
+    Element,
+    Guard,
+    Imm,
+    Negated,
+    Offset,
+    ParenList,
+    PredPair,
+    Reg,
+    Sink,
+    Symbol,
+    Vector,
+    is_special_register,
+)
 
 _TOKEN = re.compile(r"""
   (?P<ws>\s+)

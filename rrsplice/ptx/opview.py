@@ -11,7 +11,6 @@ of each opcode).
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Optional
 
 from .isa import TYPES, PtxType, family_key, info
 
@@ -35,22 +34,22 @@ PRECISIONS = frozenset({"approx", "full"})
 class OpView:
     """The decoded opcode of one statement. `types` lists the type modifiers in written
     order (`cvt.rn.f16.f32`: (f16, f32): destination first)."""
-    family: Optional[str]               # registry key (`bar.sync`, `ld`, `cvt`)
-    base: Optional[str]
+    family: str | None               # registry key (`bar.sync`, `ld`, `cvt`)
+    base: str | None
     modifiers: tuple
     types: tuple                        # PtxType, in written order
-    space: Optional[str]                # global | shared | ... | generic (memory ops)
+    space: str | None                # global | shared | ... | generic (memory ops)
     vector: int                         # 1, or 2/4/8 of `.v2`/`.v4`/`.v8`
-    rounding: Optional[str]
+    rounding: str | None
     ftz: bool
     sat: bool                           # `.sat` or `.satfinite`
     relu: bool
     cc: bool                            # writes the carry flag (`.cc`)
-    width: Optional[str]                # hi | lo | wide
-    precision: Optional[str]            # approx | full
-    compare: Optional[str]              # setp/set comparison
-    bool_op: Optional[str]              # setp/set combining operator
-    callee: Optional[str]               # call: the function called (None: indirect)
+    width: str | None                # hi | lo | wide
+    precision: str | None            # approx | full
+    compare: str | None              # setp/set comparison
+    bool_op: str | None              # setp/set combining operator
+    callee: str | None               # call: the function called (None: indirect)
     call_returns: tuple                 # call: the return operands
     call_args: tuple                    # call: the argument operands
     targets: tuple                      # bra/brx: label names
@@ -61,17 +60,17 @@ class OpView:
         return info(self.family) if self.family else None
 
     @property
-    def type(self) -> Optional[PtxType]:
+    def type(self) -> PtxType | None:
         """The (last-written) element type: the type an arithmetic opcode computes in."""
         return self.types[-1] if self.types else None
 
     @property
-    def dtype(self) -> Optional[PtxType]:
+    def dtype(self) -> PtxType | None:
         """The destination type (the first written: `cvt.f16.f32` -> f16)."""
         return self.types[0] if self.types else None
 
     @property
-    def bits(self) -> Optional[int]:
+    def bits(self) -> int | None:
         t = self.type
         return t.bits if t is not None else None
 

@@ -8,22 +8,21 @@ block scopes known (so block-scoped `.reg` names without `%` resolve to register
 from __future__ import annotations
 
 import gc
-from itertools import accumulate
 import os
 import re
 import sys
+from itertools import accumulate
 from pathlib import Path
-from typing import Union, cast
+from typing import cast
 
 from lark import Lark, Token, Transformer
 from lark.exceptions import UnexpectedCharacters, UnexpectedEOF, UnexpectedInput, UnexpectedToken
 
 from .errors import ParseError
 from .lexicon import DECL_ATTR, DECL_NAME, ITEM, SCOPE, SPLIT, grammar_text
-from .scopes import bind_scopes
 from .model import Block, Decl, Function, LabelledDirective, Module, Param, Statement
-from .operands import (OperandSyntaxError, _int_value, clear_caches, instruction_cache,
-                       parse_instruction)
+from .operands import OperandSyntaxError, _int_value, clear_caches, instruction_cache, parse_instruction
+from .scopes import bind_scopes
 
 _GRAMMAR = Path(__file__).with_name("grammar") / "ptx.lark"
 
@@ -94,7 +93,7 @@ class _Build(Transformer):
         space, typ, align, vector, texts = _classify_attrs(attrs)
         first = attrs[0][2]
         out = []
-        for name, count, dims, init, tok in items:
+        for name, count, dims, init, _tok in items:
             out.append(Decl(space=space, type=typ, name=name, attrs=texts, align=align,
                             vector=vector, count=count, dims=dims, init=init, line=first.line,
                             start=first.start_pos, end=semi.end_pos))
@@ -373,7 +372,7 @@ def _lark() -> Lark:
     return _parser
 
 
-def parse(source: Union[str, bytes, os.PathLike], *, filename: str | None = None) -> Module:
+def parse(source: str | bytes | os.PathLike, *, filename: str | None = None) -> Module:
     """Parse a PTX module from a path, a `str` of PTX text, or raw bytes.
 
     A `str` is a path unless it looks like PTX text (it holds a line break, or starts with

@@ -27,10 +27,23 @@ The `@` cannot occur in a PTX identifier, so a key never collides with a real na
 from __future__ import annotations
 
 import re
-from typing import Optional
 
-from .model import (Address, Block, Decl, Element, Function, Guard, Negated, Offset,
-                    ParenList, PredPair, Reg, Statement, Vector, is_special_register)
+from .model import (
+    Address,
+    Block,
+    Decl,
+    Element,
+    Function,
+    Guard,
+    Negated,
+    Offset,
+    ParenList,
+    PredPair,
+    Reg,
+    Statement,
+    Vector,
+    is_special_register,
+)
 
 SEP = "@"
 
@@ -52,7 +65,7 @@ def block_number(key: str) -> int:
     return int(key[i + 2:]) if i >= 0 and key[i + 2:].isdigit() else 0
 
 
-def declaring_block(fn: Function, key: str) -> Optional[Block]:
+def declaring_block(fn: Function, key: str) -> Block | None:
     """The `{ }` block whose declaration a scoped key names (None for an unscoped key)."""
     k = block_number(key)
     blocks = scope_blocks(fn)
@@ -147,7 +160,7 @@ def _declares(entry: tuple, name: str) -> bool:
         (tail == "0" or tail[0] != "0")
 
 
-def _shadowing(name: str, shadow: tuple) -> Optional[Reg]:
+def _shadowing(name: str, shadow: tuple) -> Reg | None:
     """The ordinary register a special register's `name` denotes under the declarations
     `shadow` (innermost last), or None when none of them declares it."""
     for entry in reversed(shadow):
@@ -274,7 +287,7 @@ class Labels:
                     self.unique = False
                 seen.add(st.label)
 
-    def resolve(self, st: Statement, name: str) -> Optional[Statement]:
+    def resolve(self, st: Statement, name: str) -> Statement | None:
         """The label statement `name` means at statement `st`, or None."""
         if self.unique:
             return self.fn.label_statement(name)

@@ -2,13 +2,11 @@
 
 from __future__ import annotations
 
-from typing import Optional
-
 from ..check.source import _TYPE_SIZE, _function_decl
 from ..ptx.model import Function, Imm, Reg
 
 
-def reg_size(fn: Function, reg: Reg) -> Optional[int]:
+def reg_size(fn: Function, reg: Reg) -> int | None:
     """Bytes of the register's declared type (None: undeclared or special)."""
     if reg.special:
         return 4 if not reg.name.startswith(("%clock64", "%globaltimer")) else 8
@@ -28,7 +26,7 @@ def fits(fn: Function, op, size: int) -> bool:
 HALF = 0x3F000000        # 0.5f
 
 
-def float_bits(op) -> Optional[int]:
+def float_bits(op) -> int | None:
     """The f32 bit pattern of an immediate operand (`0f3F000000`, `0.5`), else None."""
     if not isinstance(op, Imm):
         return None

@@ -8,8 +8,8 @@ byte for byte; replacement text is one physical line, so line numbers do not mov
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from dataclasses import dataclass, field
-from typing import Iterable, Optional
 
 from ..ptx.emit import Edit, line_byte_offsets, newline_of
 from ..ptx.model import Function, Module, Statement
@@ -44,7 +44,7 @@ class Issue:
     severity: str
     code: str
     message: str
-    statement: Optional[Statement] = None
+    statement: Statement | None = None
 
 
 @dataclass

@@ -15,8 +15,8 @@ default rounding mode::
 
 from __future__ import annotations
 
-from ..ptx.model import Function, Reg
 from ..analysis.semantics import def_use
+from ..ptx.model import Function, Reg
 from .operand_facts import HALF, float_bits
 from .rules import Issue, Replacement, RewritePlan, Rule
 

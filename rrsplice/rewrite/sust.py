@@ -51,7 +51,7 @@ def declaration(kind: SustKind) -> str:
 def call_block(kind: SustKind, args: list, guard: str = "") -> str:
     sig = signature(kind)
     decls = " ".join(f".param {t} sust_{r};" for t, r in sig)
-    stores = " ".join(f"st.param{t} [sust_{r}], {a};" for (t, r), a in zip(sig, args))
+    stores = " ".join(f"st.param{t} [sust_{r}], {a};" for (t, r), a in zip(sig, args, strict=False))
     names = ", ".join(f"sust_{r}" for _, r in sig)
     return f"{{ {decls} {stores} {guard}call {kind.helper}, ({names}); }}"
 
@@ -146,7 +146,7 @@ def reference_bodies(version: str = "8.0", target: str = "sm_90", kinds=None) ->
             regs.append(f"{prefix}{counts[prefix]}")
         for prefix, n in counts.items():
             out.append(f"\t.reg {_PREFIX_TYPE[prefix]} {prefix}<{n + 1}>;")
-        for (t, r), reg in zip(sig, regs):
+        for (t, r), reg in zip(sig, regs, strict=False):
             out.append(f"\tld.param{t} \t{reg}, [{kind.helper}_{r}];")
         s, x, y, *vals = regs
         vec = "{" + ", ".join(vals) + "}"

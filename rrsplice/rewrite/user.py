@@ -39,7 +39,7 @@ class UserRule(Rule):
             guard = (f"@{'!' if st.guard.negated else ''}{st.guard.reg.name} "
                      if st.guard is not None else "")
             todo.append((st, ops, guard))
-        for (st, _ops, _guard), (text, error) in zip(todo, self._texts(todo)):
+        for (st, _ops, _guard), (text, error) in zip(todo, self._texts(todo), strict=False):
             if error is not None:
                 plan.issues.append(Issue("error", "rewrite-rule", f"{st.sid}: {error}", st))
                 continue

@@ -15,7 +15,6 @@ from __future__ import annotations
 import difflib
 import re
 from dataclasses import dataclass, field
-from typing import Optional
 
 from ..ptx.model import Address, Function, Imm, Negated, ParenList, PredPair, Reg, Sink, Symbol, Vector
 
@@ -105,8 +104,8 @@ def names(st, fn: Function) -> tuple[list, list]:
 @dataclass
 class Disagreement:
     """The first point where two functions do not correspond."""
-    a: Optional[object]          # statement of the reference, or None
-    b: Optional[object]          # statement of the target, or None
+    a: object | None          # statement of the reference, or None
+    b: object | None          # statement of the target, or None
     why: str
 
     def render(self, fa: Function, fb: Function) -> str:
@@ -139,7 +138,7 @@ class Alignment:
                                         "inserted between these)")
         return bf, bl
 
-    def _unaligned(self, i: int) -> "Disagreement":
+    def _unaligned(self, i: int) -> Disagreement:
         """The unmatched run holding A's statement i, described from its first statement."""
         fa, fb = self.fa, self.fb
         for tag, a1, a2, b1, b2 in self.blocks:
@@ -163,12 +162,12 @@ class Alignment:
             sa, sb = fa.statements[i - 1], fb.statements[self.pairs[i] - 1]
             ra, ya = names(sa, fa)
             rb, yb = names(sb, fb)
-            for x, y in zip(ra, rb):
+            for x, y in zip(ra, rb, strict=False):
                 if rmap.setdefault(x, y) != y or rback.setdefault(y, x) != x:
                     return Disagreement(sa, sb, f"register {x} maps to both {rmap[x]} and {y}"
                                         if rmap[x] != y else
                                         f"registers {rback[y]} and {x} both map to {y}")
-            for x, y in zip(ya, yb):
+            for x, y in zip(ya, yb, strict=False):
                 if smap.setdefault(x, y) != y:
                     return Disagreement(sa, sb, f"symbol {x} maps to both {smap[x]} and {y}")
         return rmap, smap
@@ -182,13 +181,13 @@ class Alignment:
             sa, sb = self.fa.statements[i - 1], self.fb.statements[j - 1]
             ra, ya = names(sa, self.fa)
             rb, yb = names(sb, self.fb)
-            for x, y in zip(ra, rb):
+            for x, y in zip(ra, rb, strict=False):
                 cand.setdefault(x, set()).add(y)
-            for x, y in zip(ya, yb):
+            for x, y in zip(ya, yb, strict=False):
                 scand.setdefault(x, set()).add(y)
         rmap = {k: next(iter(v)) for k, v in cand.items() if len(v) == 1}
         smap = {k: next(iter(v)) for k, v in scand.items() if len(v) == 1}
-        for pa, pb in zip(self.fa.params, self.fb.params):
+        for pa, pb in zip(self.fa.params, self.fb.params, strict=False):
             smap.setdefault(pa.name, pb.name)
         smap[self.fa.name] = self.fb.name
         return rmap, smap
@@ -200,7 +199,7 @@ def align(fa: Function, fb: Function) -> Alignment:
     sb = [shape(s, fb) for s in fb.statements]
     sm = difflib.SequenceMatcher(None, sa, sb, autojunk=False)
     al = Alignment(fa, fb, blocks=sm.get_opcodes())
-    for tag, a1, a2, b1, b2 in al.blocks:
+    for tag, a1, a2, b1, _b2 in al.blocks:
         if tag == "equal":
             for k in range(a2 - a1):
                 al.pairs[a1 + k + 1] = b1 + k + 1

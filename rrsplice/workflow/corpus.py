@@ -12,9 +12,9 @@ without starting any worker.
 from __future__ import annotations
 
 import os
+from collections.abc import Callable
 from concurrent.futures import as_completed
 from pathlib import Path
-from typing import Callable, Optional
 
 from ..infra import cache
 
@@ -32,8 +32,8 @@ def modules_of(root) -> list:
 
 
 def _entry_row(row: dict, fn) -> dict:
-    from ..fragments.descriptor import classify_gap
     from ..analysis.mma import phases
+    from ..fragments.descriptor import classify_gap
     row["entry"] = fn.name
     ps = phases(fn)
     row["mma"] = sum(len(p.mmas) for p in ps)
@@ -88,8 +88,8 @@ def _error_row(path: str, message: str) -> list:
              "geometry": [], "epilogues": [], "error": message}]
 
 
-def survey(paths: list, workers: Optional[int] = None,
-           progress: Optional[Callable[[int, int], None]] = None) -> list:
+def survey(paths: list, workers: int | None = None,
+           progress: Callable[[int, int], None] | None = None) -> list:
     """Rows for `paths` (see the module doc); `progress(done, total)` after each module
     (total = modules)."""
     rows: dict = {}

@@ -17,9 +17,9 @@ from __future__ import annotations
 import dataclasses
 import os
 import re
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Callable, Optional
 
 from ..ptx.errors import RRSpliceError
 from .recipe import Recipe, load_recipe, matches_family, resolve_module
@@ -33,9 +33,9 @@ class FamilyRow:
     entry: str
     status: str                   # ok | refused | failed
     how: str = ""                 # "as written" | "re-pointed" | "ported"
-    output: Optional[str] = None
+    output: str | None = None
     rewrites: dict = field(default_factory=dict)
-    statements: Optional[str] = None
+    statements: str | None = None
     message: str = ""
 
     def to_json(self) -> dict:
@@ -66,8 +66,8 @@ def family_targets(rec: Recipe, directory: Path, *, warn: bool = False
     return out
 
 
-def _apply_one(recipe_path: str, module: str, entry: str, out: Optional[str],
-               debug: Optional[str]) -> FamilyRow:
+def _apply_one(recipe_path: str, module: str, entry: str, out: str | None,
+               debug: str | None) -> FamilyRow:
     from ..check import CheckFailed
     from .port import PortError, port_recipe
     from .splice import apply
@@ -107,9 +107,9 @@ def _apply_one(recipe_path: str, module: str, entry: str, out: Optional[str],
     return row
 
 
-def apply_family(recipe_path, directory, *, out=None, jobs: Optional[int] = None,
-                 debug: Optional[str] = None,
-                 progress: Optional[Callable[[FamilyRow], None]] = None) -> list[FamilyRow]:
+def apply_family(recipe_path, directory, *, out=None, jobs: int | None = None,
+                 debug: str | None = None,
+                 progress: Callable[[FamilyRow], None] | None = None) -> list[FamilyRow]:
     """Apply the recipe to every kernel of `directory` it names; rows in corpus order.
 
     `out`: an existing directory for every output (default `out/` beside each module);

@@ -10,8 +10,8 @@ Target kinds: ``region`` (replace lines first..last), ``point`` (insert after a 
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Callable
 
 
 def _err(path, message: str, key: str):

@@ -39,7 +39,7 @@ from __future__ import annotations
 
 import re
 from pathlib import Path
-from typing import Optional, cast
+from typing import cast
 
 from ..ptx.errors import ParseError, RRSpliceError
 
@@ -62,8 +62,8 @@ class HookError(RRSpliceError):
                 "message": str(self)}
 
 
-def apply_recipe(recipe_path, corpus=None, out=None, *, stage: Optional[str] = None,
-                 ptxas: Optional[list] = None) -> Path:
+def apply_recipe(recipe_path, corpus=None, out=None, *, stage: str | None = None,
+                 ptxas: list | None = None) -> Path:
     """Check and apply the recipe at `recipe_path`; return the patched module's path.
 
     `corpus` overrides the corpus lookup (``$RRSPLICE_CORPUS``, ``[tool.rrsplice] corpus``,
@@ -119,7 +119,7 @@ def apply_family_recipe(recipe_path, corpus_dir, out=None, *, jobs=None) -> list
 _KERNEL = re.compile(r"^cuda_dldn_engine_swin_([A-Za-z0-9]+)_kernel$")
 
 
-def kernel_recipe(kernel_name: str, recipes_dir) -> Optional[Path]:
+def kernel_recipe(kernel_name: str, recipes_dir) -> Path | None:
     """The recipe for `kernel_name` in `recipes_dir`, or None when it has none.
 
     ``cuda_dldn_engine_swin_<layer>_kernel`` maps to ``<recipes_dir>/swin_<layer>.py``, else
@@ -137,7 +137,7 @@ def kernel_recipe(kernel_name: str, recipes_dir) -> Optional[Path]:
     return None
 
 
-def recipe_kernel(recipe_path) -> Optional[str]:
+def recipe_kernel(recipe_path) -> str | None:
     """The inverse: the kernel a recipe file name is for (``swin_dec2_recipe.py`` ->
     ``cuda_dldn_engine_swin_dec2_kernel``), or None."""
     m = re.match(r"^swin_([A-Za-z0-9]+?)(?:_recipe)?$", Path(recipe_path).stem)

@@ -23,7 +23,6 @@ import json
 import struct
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Optional
 
 from ..ptx.errors import RRSpliceError
 
@@ -79,12 +78,12 @@ class Param:
 @dataclass
 class Launch:
     path: Path
-    kernel: Optional[str]
+    kernel: str | None
     grid: tuple
     block: tuple
     dynamic_shared_bytes: int
     params: list               # Param, in kernel-argument order (or block-offset order)
-    block_size: Optional[int]  # the by-value struct's size (param_block form), else None
+    block_size: int | None  # the by-value struct's size (param_block form), else None
     raw: dict = field(default_factory=dict, repr=False)
 
     @property
@@ -150,7 +149,7 @@ def parse_launch(desc, path="<launch>") -> Launch:
     return Launch(Path(str(path)), kernel, dims["grid"], dims["block"], dyn, params, size, desc)
 
 
-def _params(items, where: str, path, by_offset: Optional[int]) -> list:
+def _params(items, where: str, path, by_offset: int | None) -> list:
     def bad(i, msg):
         raise LaunchError(path, f"{where}[{i}]: {msg}")
 
@@ -201,7 +200,7 @@ def _params(items, where: str, path, by_offset: Optional[int]) -> list:
         out.append(Param(name, kind, off, size, f))
     if by_offset is not None:
         spans = sorted(out, key=lambda p: p.offset)
-        for a, b in zip(spans, spans[1:]):
+        for a, b in zip(spans, spans[1:], strict=False):
             if a.offset + a.size > b.offset:
                 raise LaunchError(path, f"{where}: {a.name} (offset {a.offset}) overlaps "
                                         f"{b.name} (offset {b.offset})")

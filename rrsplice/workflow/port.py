@@ -16,15 +16,15 @@ import re
 import tempfile
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Optional
+from typing import TYPE_CHECKING
 
-from .align import Disagreement, align
 from ..infra.cache import load_module
-from ..ptx.errors import RRSpliceError
 from ..infra.fsutil import write_atomic
+from ..ptx.errors import RRSpliceError
 from ..ptx.model import Function, Module
-from .recipe import Recipe, load_recipe, resolve_module
 from ..ptx.select import SelectionError, lines_to_range
+from .align import Disagreement, align
+from .recipe import Recipe, load_recipe, resolve_module
 
 if TYPE_CHECKING:
     from ..check import Report
@@ -43,19 +43,19 @@ class PortError(RRSpliceError):
 @dataclass
 class PortResult:
     source: Path
-    output: Optional[Path]
+    output: Path | None
     reference: str                   # function names
     target: str
     module: Path
-    region: Optional[tuple] = None   # ((a_first, a_last), (b_first, b_last)) statement numbers
-    lines: Optional[tuple] = None    # the new (first, end) of a line-based form
+    region: tuple | None = None   # ((a_first, a_last), (b_first, b_last)) statement numbers
+    lines: tuple | None = None    # the new (first, end) of a line-based form
     registers: dict = field(default_factory=dict)   # used registers A -> B that changed
     symbols: dict = field(default_factory=dict)
-    report: Optional[Report] = None
+    report: Report | None = None
     text: str = ""
 
     @property
-    def inclusive_lines(self) -> Optional[tuple]:
+    def inclusive_lines(self) -> tuple | None:
         """The new lines as messages give them: first..last, inclusive."""
         if not self.lines:
             return None
@@ -78,7 +78,7 @@ class PortResult:
                 "warnings": len(self.report.warnings) if self.report else 0}
 
 
-def _split_to(to: str) -> tuple[Path, Optional[str]]:
+def _split_to(to: str) -> tuple[Path, str | None]:
     """`MODULE[:ENTRY]` (a Windows drive letter is not an entry)."""
     m = re.match(r"^(.*\.ptx):([A-Za-z_$][\w$]*)$", to)
     if m:
@@ -86,7 +86,7 @@ def _split_to(to: str) -> tuple[Path, Optional[str]]:
     return Path(to), None
 
 
-def _target_function(module: Module, entry: Optional[str], rec: Recipe, path: Path) -> Function:
+def _target_function(module: Module, entry: str | None, rec: Recipe, path: Path) -> Function:
     bodies = [f for f in module.functions if f.has_body]
     if entry:
         for f in bodies:
@@ -106,7 +106,7 @@ def _target_function(module: Module, entry: Optional[str], rec: Recipe, path: Pa
                     + ", ".join(f.name for f in ents) + ")")
 
 
-def _reference_lines(rec: Recipe) -> Optional[tuple[int, int]]:
+def _reference_lines(rec: Recipe) -> tuple[int, int] | None:
     """The physical lines (first, last inclusive) a line-based form acts on."""
     # a recipe's form is the one of its fields that is set (rrsplice.workflow.recipe)
     if rec.form == "cut_call":
@@ -228,7 +228,7 @@ def port_recipe(recipe, to: str, *, out=None, corpus=None, force: bool = False,
                      module=mod_path)
     al = align(fa, fb)
     rmap, smap = al.global_maps()
-    new_lines: Optional[tuple] = None
+    new_lines: tuple | None = None
     if rec.form in ("cut_call", "delete"):
         assert lines is not None  # a line-based form
         try:
@@ -310,7 +310,7 @@ def default_port_output(rec: Recipe, entry: str) -> Path:
     return rec.path.parent / f"{rec.path.stem}.{entry}.py"
 
 
-def _file_value(mod_path: Path, rec: Recipe, corpus, dest: Optional[Path] = None) -> str:
+def _file_value(mod_path: Path, rec: Recipe, corpus, dest: Path | None = None) -> str:
     """The target module's name when the corpus lookup (from where the ported recipe is
     written) finds that very file, else its path relative to the ported recipe (as
     `recipe new` writes it: the recipe keeps working when the tree is moved)."""
@@ -347,8 +347,8 @@ def _docstring(rec: Recipe, mod_path: Path, fb: Function, consts: dict, referenc
                                                   ("RET_REGS", "out"))
               if isinstance(consts.get(k), list)]
     if groups and region is not None:
-        from ..infra.cache import load_analysis
         from ..fragments.report import cut_lines
+        from ..infra.cache import load_analysis
         from ..ptx.select import StatementRange
         (b_first, b_last) = region[1]
         assert fb.module is not None  # a parsed function knows its module
@@ -370,7 +370,7 @@ def _docstring(rec: Recipe, mod_path: Path, fb: Function, consts: dict, referenc
 
 
 def _render(rec: Recipe, mp: _Mapper, mb: Module, mod_path: Path, fb: Function, new_lines,
-            corpus, dest: Optional[Path] = None, reference=None, region=None) -> str:
+            corpus, dest: Path | None = None, reference=None, region=None) -> str:
     """The ported recipe module's text (self-contained, data only)."""
     mod = rec.module
     consts = {}

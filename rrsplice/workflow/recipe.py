@@ -51,7 +51,7 @@ import sys
 import traceback
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Optional
+from typing import Any
 
 from ..ptx.errors import RRSpliceError
 from .forms import FORMS as FORM_TABLE
@@ -81,7 +81,7 @@ class RecipeError(RRSpliceError):
     """A recipe that cannot be imported, whose `recipe()` fails, or whose result is malformed;
     names the recipe file and, where there is one, the offending key."""
 
-    def __init__(self, path, message: str, key: Optional[str] = None):
+    def __init__(self, path, message: str, key: str | None = None):
         self.path = str(path)
         self.key = key
         self.message = message
@@ -104,26 +104,26 @@ class Recipe:
     raw: dict                        # what recipe() returned
     form: str                        # a key of FORMS
     file: str                        # the PTX module's name (as the recipe gave it)
-    cut_call: Optional[tuple] = None
-    call: Optional[str] = None
-    extern: Optional[str] = None
-    debug: Optional[tuple] = None    # (line, [regs])
+    cut_call: tuple | None = None
+    call: str | None = None
+    extern: str | None = None
+    debug: tuple | None = None    # (line, [regs])
     debug_block: Any = None          # callable(regs) -> str, or str
-    cut_after: Optional[int] = None
-    cut_check: Optional[str] = None
-    tail: Optional[str] = None
-    delete: Optional[tuple] = None
-    delete_check: Optional[tuple] = None
-    insert: Optional[str] = None
+    cut_after: int | None = None
+    cut_check: str | None = None
+    tail: str | None = None
+    delete: tuple | None = None
+    delete_check: tuple | None = None
+    insert: str | None = None
     replace_body: Any = None
-    stub: Optional[str] = None
-    entry_key: Optional[str] = None
+    stub: str | None = None
+    entry_key: str | None = None
     constants: dict = field(default_factory=dict)
     sust: Any = False                # False, True, or a list of kind names
     rz_round: bool = False
     rewrites: list = field(default_factory=list)   # the recipe's own rules (dicts)
-    entries: Optional[str] = None    # family pattern: entry names the recipe applies to
-    debug_env: Optional[str] = None  # the D4R_RRSWIN_DEBUG value recipe() was called with
+    entries: str | None = None    # family pattern: entry names the recipe applies to
+    debug_env: str | None = None  # the D4R_RRSWIN_DEBUG value recipe() was called with
     runner: Any = field(default=None, repr=False, compare=False)  # the recipe's process
 
     @property
@@ -147,7 +147,7 @@ class Recipe:
         return entry_candidates(self)
 
     @property
-    def entry(self) -> Optional[str]:
+    def entry(self) -> str | None:
         c = entry_candidates(self)
         return c[0][0] if c else None
 
@@ -184,7 +184,7 @@ class RecipeModule:
     data only: nothing here runs the recipe's code except a :class:`RemoteFunction`, which
     runs it in that process."""
 
-    def __init__(self, path, doc: Optional[str], attrs: dict, bad: dict, stages=None):
+    def __init__(self, path, doc: str | None, attrs: dict, bad: dict, stages=None):
         self.__dict__.update(attrs)
         self.__doc__ = doc
         self._bad = bad
@@ -243,7 +243,7 @@ def call_user(path, key: str, what: str, fn, *args):
         raise RecipeError(path, f"{what} raised {_exc_summary(exc, path)}", key) from None
 
 
-def _bad_text(v, depth: int = 0) -> Optional[str]:
+def _bad_text(v, depth: int = 0) -> str | None:
     """Why plain data `v` holds a string that is not text (a lone surrogate), or None."""
     if isinstance(v, str):
         try:
@@ -323,7 +323,7 @@ def _holds_functions(v, depth: int = 0) -> bool:
     return False
 
 
-def load_recipe(path, *, debug: Optional[str] = None) -> Recipe:
+def load_recipe(path, *, debug: str | None = None) -> Recipe:
     """Load the recipe at `path` in a process of its own (see :mod:`rrsplice.workflow.recipe_process`),
     call its `recipe()` there and normalise the plain data it returns.
 
@@ -503,7 +503,7 @@ _KERNEL = re.compile(r"\b(cuda_dldn_engine_swin_([A-Za-z0-9]+)_kernel)\b")
 _FILE_LAYER = re.compile(r"^swin_([A-Za-z0-9]+?)(?:_recipe)?(?:_.*)?$")
 
 
-def _mangled_function(sym: str) -> Optional[str]:
+def _mangled_function(sym: str) -> str | None:
     """`_ZZ33cuda_..._kernel33Dldn...E4smem` -> `cuda_..._kernel` (a local static's owner)."""
     m = re.match(r"_ZZ(\d+)", sym)
     if not m:
@@ -563,7 +563,7 @@ def recipe_layer(rec: Recipe) -> str:
 
 # ------------------------------------------------------------------ module resolution
 
-def corpus_dirs(corpus=None, start: Optional[Path] = None) -> list[tuple[Path, str]]:
+def corpus_dirs(corpus=None, start: Path | None = None) -> list[tuple[Path, str]]:
     """Corpus directories in lookup order, each with where it came from. A `--corpus` or
     `$RRSPLICE_CORPUS` that is not a directory is an error (a typo never silently falls
     through to another corpus); the configured and default ones may be absent."""
@@ -612,7 +612,7 @@ def defines_entry(ptx: Path, entry: str, *, strict: bool = False) -> bool:
 
 
 def resolve_module(recipe, corpus=None, *, any_module: bool = False
-                   ) -> tuple[Path, Optional[str]]:
+                   ) -> tuple[Path, str | None]:
     """Where the recipe's PTX module is, and a note when it is not simply the named file.
 
     `recipe` is a Recipe or a recipe path. A `file` with a directory part (`../x/m.ptx`,
@@ -628,7 +628,7 @@ def resolve_module(recipe, corpus=None, *, any_module: bool = False
     dirs = corpus_dirs(corpus, rec.path.parent)
     name = Path(os.path.expanduser(rec.file))
     entry = rec.entry
-    found: Optional[Path] = None
+    found: Path | None = None
     if name.is_absolute():
         if name.is_file():
             found = name

@@ -28,7 +28,7 @@ import sys
 import threading
 import weakref
 from pathlib import Path
-from typing import Any, Optional
+from typing import Any
 
 RUNNER = Path(__file__).resolve().with_name("recipe_runner.py")
 MAX_REPLY = 256 * 1024 * 1024       # bytes of one reply; more is refused
@@ -38,7 +38,7 @@ INT_LIMIT = 2 ** 63
 class ProcessFailure(Exception):
     """The runner ended or answered nonsense; `message` says how (no recipe key)."""
 
-    def __init__(self, message: str, key: Optional[str] = None):
+    def __init__(self, message: str, key: str | None = None):
         super().__init__(message)
         self.message = message
         self.key = key
@@ -76,7 +76,7 @@ def _opaque(type_name: str, text: str) -> Opaque:
 class RemoteFunction:
     """A function of the recipe, called in its runner; returns decoded data."""
 
-    def __init__(self, runner: "Runner", fn_id: int, type_name: str):
+    def __init__(self, runner: Runner, fn_id: int, type_name: str):
         self.runner = runner
         self.fn_id = fn_id
         self.type_name = type_name
@@ -117,7 +117,7 @@ def _text(v) -> str:
     return v if isinstance(v, str) else "the recipe process sent a malformed reply"
 
 
-def decode(v, runner: Optional["Runner"] = None, depth: int = 0) -> Any:
+def decode(v, runner: Runner | None = None, depth: int = 0) -> Any:
     """Tagged JSON (see rrsplice.workflow.recipe_runner) back to Python values; anything malformed
     is ProcessFailure."""
     if depth > 80:
@@ -156,7 +156,7 @@ def decode(v, runner: Optional["Runner"] = None, depth: int = 0) -> Any:
 
 # ------------------------------------------------------------------ the runner process
 
-_LIVE: "weakref.WeakSet[Runner]" = weakref.WeakSet()
+_LIVE: weakref.WeakSet[Runner] = weakref.WeakSet()
 
 
 def _kill(proc: subprocess.Popen, owner: int) -> None:
@@ -289,7 +289,7 @@ def _close_all() -> None:
 atexit.register(_close_all)
 
 
-def load(path: Path, debug: Optional[str]) -> tuple[dict, Runner]:
+def load(path: Path, debug: str | None) -> tuple[dict, Runner]:
     """Start a runner, load the recipe at `path`; the runner's (raw) reply and the runner.
     ProcessFailure when the runner cannot start, ends, or fails to load the recipe (then
     with the reply's key)."""

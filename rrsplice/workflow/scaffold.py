@@ -44,7 +44,6 @@ import os
 import re
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Optional
 
 from ..infra.words import count
 from ..ptx.errors import RRSpliceError
@@ -71,12 +70,12 @@ class Scaffold:
     c_regs: list
     other_regs: list
     ret_regs: list
-    scratch: Optional[str]
+    scratch: str | None
     derivable: list
     notes: list = field(default_factory=list)
     shared: list = field(default_factory=list)
     barrier: bool = False
-    own_scratch: Optional[dict] = None   # the recipe's own .shared array and its cost
+    own_scratch: dict | None = None   # the recipe's own .shared array and its cost
 
     @property
     def summary(self) -> str:
@@ -98,7 +97,7 @@ class Scaffold:
 def reg_ptx_type(fn, reg: str) -> str:
     """`.b16`/`.b32`/`.b64`/`.pred`, or `.v2.b32`-style for a vector register: how a
     register crosses the call (by its declared size)."""
-    from ..check import _function_decl, _TYPE_SIZE
+    from ..check import _TYPE_SIZE, _function_decl
     d = _function_decl(fn, fn.module, reg)
     ty = (d.type or ".b32") if d is not None else ".b32"
     if ty == ".pred":
@@ -144,7 +143,7 @@ def _pylist(regs: list, per_line: int = 4, indent: str = "    ") -> str:
     return "[\n" + "\n".join(rows) + "\n]"
 
 
-def _choose_scratch(fn, fa, rng, need: int, wanted: Optional[str]):
+def _choose_scratch(fn, fa, rng, need: int, wanted: str | None):
     """(symbol, bytes, why) of an entry-scoped .shared array that fits `need` bytes and
     holds nothing live across the region."""
     from ..check import _symbol_accesses
@@ -181,18 +180,18 @@ def _choose_scratch(fn, fa, rng, need: int, wanted: Optional[str]):
 
 
 def new_recipe(name: str, module, rng_text: str, *, abi: str = "scratch",
-               scratch: Optional[str] = None, entry: Optional[str] = None,
-               callee: Optional[str] = None, out=None, force: bool = False,
+               scratch: str | None = None, entry: str | None = None,
+               callee: str | None = None, out=None, force: bool = False,
                occupancy: bool = True, progress=lambda _step: None,
-               dynamic_smem: Optional[int] = None, launch=None) -> Scaffold:
+               dynamic_smem: int | None = None, launch=None) -> Scaffold:
     """Scaffold the recipe and write it to `out` only when it checks clean (CheckFailed,
     nothing written, otherwise). `progress(step)` is told each slow step's name.
     `dynamic_smem` (bytes) or `launch` (a launch description: its dynamic_shared_bytes and
     block) say how the kernel is launched, for the occupancy report (ptxas sees neither)."""
-    from ..infra.cache import load_analysis, load_module
     from ..analysis.mma import phases
     from ..analysis.provenance import classify_live_in
     from ..analysis.semantics import sort_registers
+    from ..infra.cache import load_analysis, load_module
     if not re.fullmatch(r"[A-Za-z_][A-Za-z0-9_]*", name) or keyword.iskeyword(name):
         raise ScaffoldError(f"recipe name {name!r} must be a Python identifier "
                             "(e.g. swin_dec2)")
@@ -282,7 +281,7 @@ def new_recipe(name: str, module, rng_text: str, *, abi: str = "scratch",
     from ..check import block_threads
     threads = block_threads(fn)
     slots = "lane"
-    own: Optional[dict] = None
+    own: dict | None = None
     if abi == "scratch" and (ret_regs or exits):
         try:
             if threads is not None and threads > 32:
@@ -488,6 +487,7 @@ def write_checked(path: Path, render, module: Path, measure, *, implicit: bool =
     is written, and the errors name `path`. `implicit`: `path` is the default output, not
     one the user named (see `fsutil.check_output`)."""
     import tempfile
+
     from ..check import CheckFailed, check_recipe
     from ..infra.fsutil import WriteError, same_file
     from .splice import write_atomic
@@ -547,9 +547,10 @@ def own_scratch_effect(recipe_path: Path, module: Path, fn, threads: int,
     blocks per SM, and whether the launch needs (or newly needs) the large-shared-memory
     opt-in."""
     import tempfile
+
     from ..analysis.occupancy import blocks_per_sm, shared_limits
-    from .splice import apply
     from ..infra.tools import ToolNotFound, ptxas
+    from .splice import apply
     arch = _module_arch(fn.module)
     out: dict = {"arch": arch}
     try:

@@ -16,16 +16,16 @@ import tempfile
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Optional, cast
+from typing import TYPE_CHECKING, cast
 
-from ..infra.cache import load_module
 from ..check import CheckFailed, Report, Target, check_recipe, debug_block_text
+from ..infra.arch import arch_number, check_buildable, module_arch
+from ..infra.cache import load_module
+from ..infra.fsutil import write_atomic  # noqa: F401  (re-exported for callers of splice)
 from ..ptx.emit import Edit, emit, line_byte_offsets, newline_of
 from ..ptx.errors import ParseError, RRSpliceError
 from ..ptx.parser import parse_bytes
-from ..infra.arch import arch_number, check_buildable, module_arch
 from .recipe import Recipe, load_recipe, resolve_module
-from ..infra.fsutil import write_atomic  # noqa: F401  (re-exported for callers of splice)
 
 if TYPE_CHECKING:
     from ..rewrite.rules import RewritePlan
@@ -40,7 +40,7 @@ class ApplyResult:
     recipe: Recipe
     report: Report
     input: Path
-    output: Optional[Path]
+    output: Path | None
     edits: list = field(default_factory=list)
     assembled: list = field(default_factory=list)   # tools.AssembleResult per arch
     seconds: float = 0.0
@@ -159,7 +159,7 @@ def build_edits(target: Target) -> list[Edit]:
     return edits
 
 
-def default_output(input_path: Path, rec: Recipe, stage: Optional[str] = None) -> Path:
+def default_output(input_path: Path, rec: Recipe, stage: str | None = None) -> Path:
     """`out/<module stem>.<recipe stem>[.<stage>.debug].ptx` next to the module."""
     name = f"{input_path.stem}.{rec.path.stem}"
     if stage:
@@ -173,8 +173,8 @@ def _same_file(a: Path, b: Path) -> bool:
     return same_file(a, b)
 
 
-def apply(recipe, *, corpus=None, out=None, stage: Optional[str] = None,
-          ptxas: Optional[list] = None, write: bool = True, check: bool = True,
+def apply(recipe, *, corpus=None, out=None, stage: str | None = None,
+          ptxas: list | None = None, write: bool = True, check: bool = True,
           any_module: bool = False) -> ApplyResult:
     """Check the recipe, build the edits, re-parse the output and write it atomically.
 

@@ -27,7 +27,6 @@ from __future__ import annotations
 
 import re
 from pathlib import Path
-from typing import Optional
 
 from ..ptx.errors import RRSpliceError
 from .recipe import RecipeError, load_recipe, resolve_module
@@ -82,12 +81,11 @@ def _table_in(path: Path, text: str, rec) -> dict:
     return rec.stages()
 
 
-def add_stage(recipe, *, at: Optional[str] = None, line: Optional[int] = None,
-              regs=None, phase: Optional[int] = None, name: Optional[str] = None,
+def add_stage(recipe, *, at: str | None = None, line: int | None = None,
+              regs=None, phase: int | None = None, name: str | None = None,
               corpus=None, any_module: bool = False) -> dict:
     """Add (or replace nothing: a clash is an error) one stage; returns what was added."""
-    from ..check import (Report, Target, _check_point, _entry_function,
-                        qualify_stage)
+    from ..check import Report, Target, _check_point, _entry_function, qualify_stage
     path = Path(recipe)
     rec = load_recipe(path)
     if sum(x is not None for x in (at, line, phase)) != 1:
@@ -111,8 +109,8 @@ def add_stage(recipe, *, at: Optional[str] = None, line: Optional[int] = None,
         line = st.end_line
         default = f"{layer}.{st.sid}"
     elif phase is not None:
-        from ..infra.cache import load_analysis
         from ..analysis.mma import phases
+        from ..infra.cache import load_analysis
         ph = phases(fn, load_analysis(m, fn))
         if not 1 <= phase <= len(ph):
             raise StageError(f"{fn.name} has phases 1-{len(ph)}, not {phase}")

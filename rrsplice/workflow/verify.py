@@ -26,16 +26,15 @@ from __future__ import annotations
 import re
 import tempfile
 import time
+from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Callable, Optional
 
-from ..ptx.errors import RRSpliceError
-from ..outline import Outline, OutlineError, build_outline
 from ..infra.arch import arch_number, check_buildable, module_arch
 from ..infra.tools import AssembleResult, nvlink, ptxas, tool_provenance
-
+from ..outline import Outline, OutlineError, build_outline
+from ..ptx.errors import RRSpliceError
 
 
 class VerifyError(RRSpliceError):
@@ -68,7 +67,7 @@ class VerifyResult:
     callee: str
     region: str
     lines: tuple
-    outline: Optional[Outline]
+    outline: Outline | None
     steps: list = field(default_factory=list)
     files: dict = field(default_factory=dict)
     notes: list = field(default_factory=list)
@@ -80,7 +79,7 @@ class VerifyResult:
     def ok(self) -> bool:
         return bool(self.steps) and all(s.ok for s in self.steps)
 
-    def step(self, name: str) -> Optional[Step]:
+    def step(self, name: str) -> Step | None:
         for s in self.steps:
             if s.name == name:
                 return s
@@ -101,7 +100,7 @@ class VerifyResult:
             rows.append({"what": label, "function": fn, "source": source, **r})
         return rows
 
-    def call_cost(self) -> Optional[dict]:
+    def call_cost(self) -> dict | None:
         """What the call ABI costs per thread: linked minus original registers, stack and
         shared memory (both from nvlink -v), and the outlined body's spills (ptxas -v);
         None unless both kernels were linked."""
@@ -178,11 +177,11 @@ def _assemble(name: str, path: Path, arch: str, out: Path, optimize: bool,
 
 def prepare(recipe, corpus=None, *, check: bool = True, any_module: bool = False):
     """(patched bytes, Outline, report) for a cut_call recipe."""
-    from ..infra.cache import load_module
     from ..check import CheckFailed, check_recipe
+    from ..infra.cache import load_module
+    from ..ptx.emit import emit
     from .recipe import Recipe, load_recipe, resolve_module
     from .splice import build_edits
-    from ..ptx.emit import emit
 
     rec = recipe if isinstance(recipe, Recipe) else load_recipe(recipe)
     if rec.form not in ("cut_call",) and rec.cut_call is None:
@@ -212,9 +211,9 @@ def prepare(recipe, corpus=None, *, check: bool = True, any_module: bool = False
     return rec, Path(path), data, out, report
 
 
-def verify(recipe, arch: Optional[str] = None, *, corpus=None, optimize: bool = False,
-           keep: Optional[Path] = None, check: bool = True, original: bool = True,
-           progress: Optional[Callable[[str], None]] = None,
+def verify(recipe, arch: str | None = None, *, corpus=None, optimize: bool = False,
+           keep: Path | None = None, check: bool = True, original: bool = True,
+           progress: Callable[[str], None] | None = None,
            any_module: bool = False) -> VerifyResult:
     """Apply, outline, assemble both, link. `arch` defaults to the module's `.target`.
     `keep`: a directory to leave the files in. `original=False` skips assembling the

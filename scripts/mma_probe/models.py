@@ -174,6 +174,6 @@ def evaluate(a, b, c_bits, d_hw, names=None) -> dict:
         for i in range(0, a.shape[0], 256):
             p = products(a[i:i + 256], b[i:i + 256])
             got = compare(d_hw[i:i + 256], model(p, c[i:i + 256], **kw))
-            tot = [x + y for x, y in zip(tot, got)]
+            tot = [x + y for x, y in zip(tot, got, strict=False)]
         out[name] = tuple(tot)
     return out

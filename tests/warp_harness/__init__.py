@@ -37,7 +37,6 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
-
 import numpy as np
 
 HERE = Path(__file__).resolve().parent
@@ -236,7 +235,7 @@ def build(bodies: Sequence[Body], workdir, *, shared_bytes: int = 65536,
     for k in range(0, len(jobs), jobs_at_once):      # bodies compile side by side
         procs = [subprocess.Popen([str(c) for c in j], stderr=subprocess.PIPE, text=True)
                  for j in jobs[k:k + jobs_at_once]]
-        for j, p in zip(jobs[k:k + jobs_at_once], procs):
+        for j, p in zip(jobs[k:k + jobs_at_once], procs, strict=False):
             err = p.communicate()[1]
             if p.returncode != 0:
                 raise HarnessError(f"{j[-3]} did not compile for the host:\n{err[-4000:]}")

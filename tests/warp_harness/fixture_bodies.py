@@ -26,6 +26,7 @@ def fixture_bodies(ptx: Path, workdir: Path, langs=("cuda", "hip")) -> list:
     """[(phase index, SplicePlan, {lang: Body})] for every GEMM phase of `ptx` that `body
     new` supports (a region of mma only); the phases it refuses as interleaved with other
     statements are in `refused` (index -> message) of the returned list."""
+    from rrsplice.analysis.mma import phases
     from rrsplice.body import (
         HEADER_NAME,
         BodyError,
@@ -34,7 +35,6 @@ def fixture_bodies(ptx: Path, workdir: Path, langs=("cuda", "hip")) -> list:
         render_body,
     )
     from rrsplice.infra.cache import load_analysis, load_module
-    from rrsplice.analysis.mma import phases
     from rrsplice.workflow.scaffold import new_recipe
     m = load_module(ptx)
     fn = next(f for f in m.functions if f.has_body)

@@ -177,7 +177,7 @@ def _against(plan, harness, index, block, inputs, init, pattern, symbols, ref) -
     got = block_machines(block, inputs, shared, symbols)
     run_block(plan.call_text, got, on_call)
     bad = []
-    for i, (r_m, g_m) in enumerate(zip(ref, got)):
+    for i, (r_m, g_m) in enumerate(zip(ref, got, strict=False)):
         for r in plan.returns:
             want, have = r_m.regs.get(r), g_m.regs.get(r)
             if want != have:
