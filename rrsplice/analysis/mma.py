@@ -390,6 +390,7 @@ def opcode_family(st: Statement) -> str:
     if st.is_label:
         return "label"
     base = st.base
+    assert base is not None     # every instruction has an opcode (rrsplice.ptx.operands)
     mods = st.modifiers
     space = state_space(st.opcode)          # memory operations (rrsplice.ptx.isa)
     if space is not None:

@@ -20,7 +20,7 @@ def _json_errors(as_json: bool) -> None:
     """Errors raised later in this command print as JSON when --json was given (the group
     reads this flag from the root context)."""
     if as_json:
-        click.get_current_context().find_root()._rrsplice_json = True
+        click.get_current_context().find_root().meta["rrsplice.json"] = True
 
 
 def _parse_file(path: str):

@@ -67,7 +67,7 @@ def lift_function(fn, path: str, sections: dict | None = None, mma_hook=None,
         body += lower(ctx, st)
         if on_defs is not None:
             on_defs({d for d in def_use(st).defs})
-    used = {}
+    used: dict[str, str] = {}
     for st in fn.statements:
         for r in st.registers():
             if not r.special:

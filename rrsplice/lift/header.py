@@ -16,7 +16,7 @@ from .semantics import ASM, C_TYPES, Sem
 HEADER_NAME = "rr_lift.h"
 
 
-def _asm_helper(row: Sem) -> list:
+def _asm_helper(row: Sem) -> tuple[list[str], list[str], int]:
     """The CUDA implementation: the row's form as inline assembly."""
     ops = "abcd"
     args = [f"{C_TYPES[t]} {ops[i]}" for i, t in enumerate(row.srcs)]

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from typing import NoReturn
 
 from ..ptx.errors import RRSpliceError
 from ..ptx.model import Address, Imm, Negated, ParenList, PredPair, Reg, Sink, Symbol, Vector
@@ -49,7 +50,7 @@ def where(ctx: Context, st) -> str:
     return f"{ctx.path}:{st.line}:{st.column}"
 
 
-def refuse(ctx: Context, st, why: str):
+def refuse(ctx: Context, st, why: str) -> NoReturn:
     raise LiftError(f"{where(ctx, st)}: error: cannot lift `{st.text.strip()}` "
                     f"({st.view.form}): {why} [lift-unsupported]")
 

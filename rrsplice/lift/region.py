@@ -194,6 +194,7 @@ def lift_region(recipe_path, staging: str = "registers", corpus=None) -> RegionB
                 mma_phase[m.index + shift] = p.index
         branches = any(s.base in ("bra", "brx") for s in bfn.statements)
         hook = _ImageStaging(frag_of, mma_phase, lda, branches)
+        assert layouts is not None  # `inside` is not empty: the loop set it
         mma_header = mma_header_text(layouts)
         threads = block_threads(ofn)
         warps = (threads + 31) // 32 if threads else 32

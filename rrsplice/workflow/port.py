@@ -16,7 +16,7 @@ import re
 import tempfile
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Protocol
 
 from ..infra.cache import load_module
 from ..infra.fsutil import write_atomic
@@ -135,10 +135,16 @@ class _RegDecls:
         return any(d.declares(name) for d in self.decls)
 
 
+class _Names(Protocol):
+    """What _Mapper asks of the declared registers: `name in declared` (a set, or _RegDecls)."""
+
+    def __contains__(self, name: str) -> bool: ...
+
+
 class _Mapper:
     """Rewrites names in text and values through the register and symbol maps."""
 
-    def __init__(self, rmap: dict, smap: dict, declared: set):
+    def __init__(self, rmap: dict, smap: dict, declared: _Names):
         self.rmap, self.smap, self.declared = rmap, smap, declared
         self.used: dict = {}
         self.unmapped: list = []
