@@ -161,7 +161,7 @@ def _worker(mode: str, path: str, repeat: int) -> dict:
     rss_peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
     gc.collect()
     tracemalloc.start()
-    result = run()
+    run()
     _, traced_peak = tracemalloc.get_traced_memory()
     tracemalloc.stop()
     return {"mode": mode, "wall_s": best_wall, "cpu_s": best_cpu, "statements": produced,

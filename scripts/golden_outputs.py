@@ -10,8 +10,8 @@ process each, as a user would) and keeps stdout, stderr, exit status and written
 
 plus `apply recipes/tiny_family.py --all corpus_fixtures`. Paths of the scratch output
 directory are replaced by `<OUT>` and of the checkout by `<ROOT>`, so records made in
-different directories compare, and the wall-clock figures `apply --json` reports (`"seconds": ...`) by `<S>`; a traceback
-compares by its exception line only. Usage:
+different directories compare, and the wall-clock figures `apply --json` reports
+(`"seconds": ...`) by `<S>`; a traceback compares by its exception line only. Usage:
 
     python scripts/golden_outputs.py record DIR      # before the change
     python scripts/golden_outputs.py compare DIR     # after: exit 1 on any difference

@@ -261,7 +261,7 @@ def fixture(fx: str, out: Path, rng: random.Random) -> dict:
         sel = [(n * 5 + p.index) % K for n in range(N)]
         # B: the selection matrix, written through the map's weight bytes (every warp)
         for f in pm.b:
-            for lane, e, row, col, wb in f.elements():
+            for _lane, _e, row, col, wb in f.elements():
                 for z in range(4):
                     image[wb + z * f.source.addr.coef("%tid.z")] = \
                         0x38 if sel[col] == row else 0x00

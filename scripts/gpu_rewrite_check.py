@@ -81,7 +81,7 @@ def surface_check(cp, drv, trials: int) -> dict:
             struct.pack("<Q", inp.data.ptr), struct.pack("<Q", rounded.data.ptr),
             struct.pack("<i", W), struct.pack("<i", H), struct.pack("<f", 1.75)]
 
-        def run(fn, byte):
+        def run(fn, byte, rounded=rounded, params=params):
             for _n, arr, _r, _o, dtype, shape in surf:
                 arr.copy_from(np.full(shape[0] * shape[1] * np.dtype(dtype).itemsize, byte,
                                       np.uint8).view(dtype).reshape(shape))

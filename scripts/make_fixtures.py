@@ -423,9 +423,10 @@ def readme(results: list[tuple[str, str, str, list[Phase], dict[str, dict]]]) ->
            "labels, a multi-line instruction located at its first line).  The mma region runs",
            "from the first mma's first line to the last mma's last line; its statement range",
            "is first mma .. last mma.", "",
-           "| fixture | source | entry | lines | statements | mma | lines/mma | chains | mma region (lines) | mma region (statements) | bytes |",
+           "| fixture | source | entry | lines | statements | mma | lines/mma | chains "
+           "| mma region (lines) | mma region (statements) | bytes |",
            "|---|---|---|---|---|---|---|---|---|---|---|"]
-    for stem, src, entry, phases, per_arch in results:
+    for stem, src, entry, _phases, per_arch in results:
         for arch, a in per_arch.items():
             out.append(f"| `{fixture_name(stem, arch)}` | `src/{src}` | `{entry}` | {a['physical_lines']} "
                        f"| {a['statements']} | {a['mma']} "
@@ -434,7 +435,7 @@ def readme(results: list[tuple[str, str, str, list[Phase], dict[str, dict]]]) ->
                        f"| s{a['region_statements'][0]}-s{a['region_statements'][1]} "
                        f"| {a['bytes']} |")
     out += ["", "Commands (run from the repository root):", "", "```"]
-    for stem, src, entry, phases, per_arch in results:
+    for stem, src, _entry, _phases, per_arch in results:
         for arch in per_arch:
             out.append(" ".join(nvcc_cmd(SRC / src, arch, FIX / fixture_name(stem, arch))))
     out += ["```", "", "Every file is checked with `ptxas -O0 -c` for: " +
@@ -462,7 +463,7 @@ def readme(results: list[tuple[str, str, str, list[Phase], dict[str, dict]]]) ->
             "0, the lane and warp strides, where A comes from and the epilogue's kind; the",
             "ground truth `rrsplice fragments` and `rrsplice descriptor` are tested against).",
             ""]
-    for stem, src, entry, phases, per_arch in results:
+    for stem, _src, entry, phases, per_arch in results:
         total = sum(p.mma for p in phases)
         out += [f"### {stem} (`{entry}`, {len(phases)} phases, {total} mma)", "",
                 "| phase | role | geometry MxNxK | m x n x k tiles | mma | chains | epilogue after |",
@@ -584,7 +585,7 @@ def readme_variants(rows: list) -> str:
                    f"| {a['physical_lines']} | {a['statements']} "
                    f"| s{a['region_statements'][0]}-s{a['region_statements'][1]} |")
     out += ["", "```"]
-    for stem, entry, flags, a in rows:
+    for stem, entry, flags, _a in rows:
         out.append(" ".join(nvcc_cmd(SRC / VARIANT_SOURCE, VARIANT_ARCH,
                                      FIX / fixture_name(stem, VARIANT_ARCH),
                                      variant_flags(entry, flags))))

@@ -261,7 +261,7 @@ def main(argv):
             path.parent.mkdir(parents=True, exist_ok=True)
             path.write_bytes(data)
     for name, (line, col) in sorted(where.items()):
-        print("bad/%-22s error at line %d, column %d" % (name, line, col))
+        print(f"bad/{name:<22} error at line {line:d}, column {col:d}")
     return bad
 
 

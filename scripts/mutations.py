@@ -73,7 +73,8 @@ TESTS = [
     ("rrsplice/analysis/regions.py", (T + "test_region_analysis.py", T + "test_bites_check.py",
                              T + "test_bites_outline.py", T + "test_loop_exits.py",
                              T + "test_outline.py")),
-    ("rrsplice/outline/", (T + "test_region_analysis.py", T + "test_bites_outline.py", T + "test_bites_outline_paths.py",
+    ("rrsplice/outline/", (T + "test_region_analysis.py", T + "test_bites_outline.py",
+                           T + "test_bites_outline_paths.py",
                            T + "test_outline_oracle.py", T + "test_outline.py",
                            T + "test_outline_rules.py")),
 ]
@@ -129,7 +130,8 @@ MUTATIONS = [
     Mut(O, "operands-after-semicolon", '''        if self.i != len(self.toks):
             kind, tok, off = self.toks[self.i]''', '''        if False:
             kind, tok, off = self.toks[self.i]''', "text after ';' accepted",
-        equivalent="the statement grammar ends an instruction at its first ';', so the operand parser never receives text after it (the grammar reports it instead)"),
+        equivalent="the statement grammar ends an instruction at its first ';', so the operand parser never "
+        "receives text after it (the grammar reports it instead)"),
     Mut(O, "operands-missing-semicolon-hint", 'if tok and "\\n" in self.text[prev_end:off]:',
         'if False:', "missing ';' on the previous line not diagnosed as such"),
     # ------------------------------------------------------------------ parser
@@ -152,8 +154,10 @@ MUTATIONS = [
     # ------------------------------------------------------------------ semantics
     Mut(S, "semantics-guard-no-use", 'uses.extend(defs)    # a guarded write may not happen: the old value survives',
         'pass', "a guarded definition does not keep the old value live"),
-    Mut(S, "semantics-guard-kills", '''        uses.extend(defs)    # a guarded write may not happen: the old value survives
-        kills_ok = False''', '''        uses.extend(defs)    # a guarded write may not happen: the old value survives''',
+    Mut(S, "semantics-guard-kills",
+        '''        uses.extend(defs)    # a guarded write may not happen: the old value survives
+        kills_ok = False''',
+        '''        uses.extend(defs)    # a guarded write may not happen: the old value survives''',
         "a guarded definition kills"),
     Mut(S, "semantics-guard-reg-not-used", 'uses.insert(0, g.key)',
         'pass',
@@ -195,10 +199,12 @@ MUTATIONS = [
         "an unknown opcode's first operand killed (not conservative)"),
     Mut(S, "semantics-star-repeat", 'rest = letter[0]', 'rest = "U"',
         "a repeated role (`D*`) applies only once",
-        equivalent='every starred role in the table is `U*` (D U*, U*, M U*), so repeating `U` instead of the starred letter changes nothing'),
+        equivalent='every starred role in the table is `U*` (D U*, U*, M U*), so repeating `U` instead of the '
+        'starred letter changes nothing'),
     Mut(S, "semantics-pseudo", 'return ":" in name', 'return name.startswith("param:")',
         "`cc:CF` not recognised as a pseudo-register"),
-    Mut(S, "semantics-sort-numeric", 'return (is_pseudo(name), tuple(int(p) if i % 2 else p for i, p in enumerate(parts)))',
+    Mut(S, "semantics-sort-numeric",
+        'return (is_pseudo(name), tuple(int(p) if i % 2 else p for i, p in enumerate(parts)))',
         'return (is_pseudo(name), name)', "registers sorted as text (%r10 before %r2)"),
     Mut(I, "semantics-terminator-ret", 'ret          control           U*       term',
         'ret          control           U*',
@@ -211,8 +217,11 @@ MUTATIONS = [
         'for n in range(1, min(len(parts), 5) + 1):',
         "opcode family: shortest prefix wins "
         "(`bar.red` read as `bar`)"),
-    Mut(S, "semantics-vector-def", '            if type(item) is Reg:\n                if not item.special:\n                    out.append(item.ident or item.name)',
-        '            if type(item) is Reg:\n                if not item.special and not out:\n                    out.append(item.ident or item.name)',
+    Mut(S, "semantics-vector-def",
+        '            if type(item) is Reg:\n                if not item.special:\n'
+        '                    out.append(item.ident or item.name)',
+        '            if type(item) is Reg:\n                if not item.special and not out:\n'
+        '                    out.append(item.ident or item.name)',
         "only the first register of a brace list collected"),
     Mut(S, "semantics-special", '''    if t is Reg:
         if not op.special:''', '''    if t is Reg:
@@ -281,7 +290,8 @@ MUTATIONS = [
     Mut(D, "dataflow-reach-entry", '''            if bid == 0:
                 from_entry = True''', '''            if bid == -1:
                 from_entry = True''', "reaches_from_entry always False"),
-    Mut(D, "dataflow-range-entry-lo", 'if lo > b.first or lo == 1 or any(not a <= blocks[p].last <= z for p in b.preds):',
+    Mut(D, "dataflow-range-entry-lo",
+        'if lo > b.first or lo == 1 or any(not a <= blocks[p].last <= z for p in b.preds):',
         'if lo > b.first or lo == 1:', "a branch into the range from outside not an entry"),
     Mut(D, "dataflow-range-exit-fall", '''            if hi < b.last:
                 exits.append(hi + 1)''', '''            if hi < b.last:
@@ -304,8 +314,11 @@ MUTATIONS = [
     # ------------------------------------------------------------------ provenance
     Mut(F, "provenance-sub", 'return _mk_int(ka[1] - kb[1], ka[2] + kb[2])',
         'return _mk_int(ka[1] + kb[1], ka[2] + kb[2])', "difference of offsets added"),
-    Mut(I, "provenance-shl", 'def _shl(x: int, y: int) -> int:\n    if y < 0:\n        raise ValueError("shift by a negative count")\n    return x << y',
-        'def _shl(x: int, y: int) -> int:\n    if y < 0:\n        raise ValueError("shift by a negative count")\n    return x * y',
+    Mut(I, "provenance-shl",
+        'def _shl(x: int, y: int) -> int:\n    if y < 0:\n        raise ValueError("shift by a negative count")\n'
+        '    return x << y',
+        'def _shl(x: int, y: int) -> int:\n    if y < 0:\n        raise ValueError("shift by a negative count")\n'
+        '    return x * y',
         "shl computed as a product"),
     Mut(I, "provenance-shr", '    return x >> y',
         '    return x << y',
@@ -393,7 +406,8 @@ MUTATIONS = [
     Mut(SP, "splice-region-end", 'return [Edit(c.line_start(a), c.line_start(last + 1),',
         'return [Edit(c.line_start(a), c.line_start(last),',
         "the cut keeps its last line"),
-    Mut(SP, "splice-point-after", '    text = debug_block_text(t.recipe, t, t.fn)\n    pos, prefix = c.after(t.first_line)',
+    Mut(SP, "splice-point-after",
+        '    text = debug_block_text(t.recipe, t, t.fn)\n    pos, prefix = c.after(t.first_line)',
         '    text = debug_block_text(t.recipe, t, t.fn)\n    pos, prefix = c.after(t.first_line - 1)',
         "a debug block inserted before its line "
         "instead of after"),
@@ -401,8 +415,11 @@ MUTATIONS = [
         'return [Edit(pos, pos, prefix + _nl(t.text, c.nl),',
         "truncate keeps the rest "
         "of the file"),
-    Mut(SP, "splice-extern-before", '        pos = c.line_start(fn.line)\n        edits.append(Edit(pos, pos, _nl(_with_newline(target.extern), c.nl) + c.nl,',
-        '        pos = len(c.data)\n        edits.append(Edit(pos, pos, _nl(_with_newline(target.extern), c.nl) + c.nl,',
+    Mut(SP, "splice-extern-before",
+        '        pos = c.line_start(fn.line)\n'
+        '        edits.append(Edit(pos, pos, _nl(_with_newline(target.extern), c.nl) + c.nl,',
+        '        pos = len(c.data)\n'
+        '        edits.append(Edit(pos, pos, _nl(_with_newline(target.extern), c.nl) + c.nl,',
         "the extern declaration written after the function that calls it"),
     Mut(SP, "splice-body-braces", 's, e = c.m.byte_offset(b.start) + 1, c.m.byte_offset(b.end) - 1',
         's, e = c.m.byte_offset(b.start), c.m.byte_offset(b.end)',
@@ -413,7 +430,8 @@ MUTATIONS = [
     Mut(RG, "check-branch-exit-backward", 'if dst == self.rng.last + 1:',
         'if dst <= self.rng.last + 1:',
         "a backward branch leaving the cut not reported (branch-exit)"),
-    Mut(CC, "check-branch-exit", '''            rep.add("error", "branch-exit"''', '''            rep.add("info", "branch-exit"''',
+    Mut(CC, "check-branch-exit", '''            rep.add("error", "branch-exit"''',
+        '''            rep.add("info", "branch-exit"''',
         "a branch leaving the cut only an info"),
     Mut(CC, "check-brace-dip", 'if depth != 0 or low < 0:', 'if depth != 0:',
         "a cut `} ... {` (balanced overall, dipping below zero) accepted"),
@@ -510,7 +528,8 @@ MUTATIONS = [
                     break''', '''                if False:
                     why = f"its definition {d.sid} reads {u}"
                     break''', "a definition reading the carry flag recomputed",
-        equivalent='no opcode in the recomputable set reads a pseudo-register: the carry readers (addc, subc, madc) and the .param readers (ld.param, call) are refused earlier as impure'),
+        equivalent='no opcode in the recomputable set reads a pseudo-register: the carry readers (addc, subc, '
+        'madc) and the .param readers (ld.param, call) are refused earlier as impure'),
     Mut(OR, "outline-passed-source-recomputed", '''                if u in passed:
                     continue''', '''                if False:
                     continue''', "a passed source recomputed instead of taken from the call"),
@@ -518,10 +537,12 @@ MUTATIONS = [
         'if d.base == "ld" and "param" in d.modifiers:', "a guarded parameter read matched "
         "as the passed value"),
     Mut(OR, "outline-value-key-sources", '''    return (str(st.guard) if st.guard else "", st.opcode,
-            tuple(str(o) for o in st.operands[1:]), pos)''', '''    return (str(st.guard) if st.guard else "", st.opcode,
+            tuple(str(o) for o in st.operands[1:]), pos)''',
+        '''    return (str(st.guard) if st.guard else "", st.opcode,
             tuple(str(o) for o in st.operands[1:2]), pos)''', "parameter reads matched on the "
         "first source only",
-        equivalent='a kernel-parameter read (`ld.param`) has exactly one source operand, so the first source is all of them'),
+        equivalent='a kernel-parameter read (`ld.param`) has exactly one source operand, so the first source is '
+        'all of them'),
     Mut(OB, "outline-reload-overwritten", 'if set(regs) & defs]', 'if False]',
         "parameters overwritten by recomputation not reloaded"),
     Mut(OAS, "outline-reload-late", '''            if reloads[st.index]:
@@ -531,7 +552,8 @@ MUTATIONS = [
                 out.append("\\t// parameters the statement above overwrote")
                 out.extend(reloads[st.index])''', "overwritten parameters reloaded only after "
         "all recomputation (a later recomputation reads the clobbered value)"),
-    Mut(OVA, "outline-snapshot", '''        return reg if not _kernel_side(self.site, reg) or not self.kernel_types(reg) and \\
+    Mut(OVA, "outline-snapshot",
+        '''        return reg if not _kernel_side(self.site, reg) or not self.kernel_types(reg) and \\
             self.call_types(reg) else self.snapshot(reg)''', '''        return reg''',
         "a passed register the region overwrites used instead of its snapshot"),
     Mut(OEX, "outline-exit-not-retargeted",
@@ -579,7 +601,8 @@ MUTATIONS = [
         "a predicate read back as 1/0 not recognised", tests=(T + "test_cut_values.py",)),
     Mut(CCALL, "check-vector-move", 'if want != have:', 'if False:',
         "a vector register moved as a scalar accepted", tests=(T + "test_cut_values.py",)),
-    Mut("rrsplice/workflow/scaffold.py", "scaffold-vector-type", 'return f"{vec}{elem}" if vec in (".v2", ".v4") else elem',
+    Mut("rrsplice/workflow/scaffold.py", "scaffold-vector-type",
+        'return f"{vec}{elem}" if vec in (".v2", ".v4") else elem',
         'return elem', "recipe new moves a vector register as one .b32",
         tests=(T + "test_cut_values.py",)),
     Mut(ORG, "outline-branch-out", 'if name is None or name in exit_labels:',
@@ -611,7 +634,8 @@ MUTATIONS = [
         "declaration, and `_type_width(st) == 64` is false for 1 and 32 alike"),
     Mut(OCM, "outline-fresh-names", '''        while any(p.startswith(base) for p in taken_prefixes):
             base += "x"''', '''        pass''', "fresh register names may collide with the kernel's"),
-    Mut(ODL, "outline-readback-offset", 'off = f"+{addr.offset}" if addr.offset > 0 else (str(addr.offset) if addr.offset else "+0")',
+    Mut(ODL, "outline-readback-offset",
+        'off = f"+{addr.offset}" if addr.offset > 0 else (str(addr.offset) if addr.offset else "+0")',
         'off = "+0"', "read-back stores ignore the slot offset"),
     Mut(ODL, "outline-readback-barrier", 'if st.index > last_read and is_block_barrier(st):',
         'if False:', "the call text's barrier after the scratch reads not replicated"),

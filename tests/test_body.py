@@ -180,7 +180,6 @@ def test_results_are_stored_where_the_call_text_reads_them(p1, tmp_path):
 def _host_fallback(tmp_path, header_dir, a, b, c) -> np.ndarray:
     """The HIP scalar fallback built for the host: one 32-lane warp per tile, emulated."""
     tiles = a.shape[0]
-    lay = []
     prog = ['#define RR_HOST_TEST 1', '#include "rr_mma.h"', "#include <stdio.h>",
             "int main(void) {", "  static rr_u8 img[512];"]
     for t in range(tiles):

@@ -81,7 +81,8 @@ def test_mma_layouts_from_a_parsed_mma():
 {
   .reg .b32 %r<20>;
   .reg .f32 %f<8>;
-  mma.sync.aligned.m16n8k32.row.col.f32.e4m3.e4m3.f32 {%f0, %f1, %f2, %f3}, {%r0, %r1, %r2, %r3}, {%r4, %r5}, {%f4, %f5, %f6, %f7};
+  mma.sync.aligned.m16n8k32.row.col.f32.e4m3.e4m3.f32 {%f0, %f1, %f2, %f3}, {%r0, %r1, %r2, %r3}, \
+{%r4, %r5}, {%f4, %f5, %f6, %f7};
   ret;
 }
 """

@@ -131,7 +131,7 @@ def run_both(tmp_path, transform=None, shared=SHARED_BASE + 32 * 32, staging="re
         for st in prologue:
             _lane(st, m)
         live = {}
-        for _, reg, ty in params:
+        for _, reg, _ty in params:
             if reg.startswith("%rrs"):
                 continue
             if reg in m.regs:

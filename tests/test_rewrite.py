@@ -190,7 +190,7 @@ def test_rewrites_combine_with_a_cut(tmp_path, ptxas_path):
         def recipe():
             return dict(_m.recipe(), sust=True, rz_round=True)
         """, "tiny_zluda.py")
-    base = apply(src, out=tmp_path / "base.ptx")
+    apply(src, out=tmp_path / "base.ptx")
     both = apply(p, out=tmp_path / "both.ptx")
     assert both.report.facts.rewrites.counts == {"sust.v4b16": 1}
     a = (tmp_path / "base.ptx").read_text()
@@ -220,7 +220,7 @@ def test_rewrites_skip_statements_inside_the_cut(tmp_path):
     assert rep.facts.rewrites.counts == {"sust.b32": 1, "sust.p_v4b32": 1,
                                                "sust.v4b16": 1}
     assert any(f.code == "rewrite" and "inside the cut" in f.message for f in rep.findings)
-    res = apply(p, corpus=corpus, out=tmp_path / "o.ptx")
+    apply(p, corpus=corpus, out=tmp_path / "o.ptx")
     assert "sust.b.2d.v2.b16" not in (tmp_path / "o.ptx").read_text()
 
 

@@ -104,7 +104,8 @@ def test_scope_local_register_crossing_the_boundary_is_an_error():
 def test_sibling_blocks_on_one_line_and_ranges_get_distinct_keys(decl):
     name = "t" if decl == "t" else "%t1"
     text = SCOPES.read_text().replace(
-        "\t{\n\t.reg .b32 %r2;\n", f"\t{{ .reg .b32 {decl}; }}{{ .reg .b32 {decl};\n\t.reg .b32 %r2;\n").replace("mov.u32 \t%r2, 5;", f"mov.u32 \t%r2, 5;\n\tmov.u32 {name}, 1;")
+        "\t{\n\t.reg .b32 %r2;\n", f"\t{{ .reg .b32 {decl}; }}{{ .reg .b32 {decl};\n\t.reg .b32 %r2;\n").replace(
+        "mov.u32 \t%r2, 5;", f"mov.u32 \t%r2, 5;\n\tmov.u32 {name}, 1;")
     fn = parse(text).functions[0]
     keys = {k for st in fn.statements if not st.is_label
             for k in FunctionAnalysis(fn).du[st.index - 1].defs if source_name(k) == name}

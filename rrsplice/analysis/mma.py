@@ -14,8 +14,8 @@ since the previous mma,
 Geometry comes from the fragment structure, never from fragment counts: K = k x chain
 length, M = m x (distinct A-fragment sequences among the chains), N = n x (distinct
 B-fragment sequences). Fragments are told apart by value (rrsplice.analysis.fragvalue: the same
-address loaded again into a new register is the same fragment), not by register. A 48x96x128 m16n8k32 phase has 12 A fragments = 3 m-tiles x 4
-k-slices, not 12 m-tiles.
+address loaded again into a new register is the same fragment), not by register. A 48x96x128
+m16n8k32 phase has 12 A fragments = 3 m-tiles x 4 k-slices, not 12 m-tiles.
 
 With a FunctionAnalysis (rrsplice.analysis.dataflow.analyze) chains are confirmed with reaching
 definitions and every B fragment / bias seed gets its weight-image offset resolved at

@@ -40,7 +40,6 @@ special / other).
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Union
 
 from ..ptx.isa import ADDRESS_ARITH, INT_EVAL, memory_effect
 from ..ptx.model import Address, Function, Imm, Reg, Statement, Symbol, Vector, is_special_register
@@ -144,8 +143,8 @@ class Unknown:
         return f"unknown ({self.reason})"
 
 
-Value = Union[Const, Index, Special, ParamBlock, Param, WeightImage, SharedAddr, Offset, Load,
-              Unknown]
+Value = (Const | Index | Special | ParamBlock | Param | WeightImage | SharedAddr | Offset | Load
+         | Unknown)
 
 _KNOWN_PTR = (WeightImage, ParamBlock, SharedAddr)
 _OPAQUE = (Param, Load)
@@ -737,7 +736,7 @@ def _symbol_uses(fa, symbol: str) -> SymbolUses:
             continue
         # the address itself stored or handed to a call: it escapes
         if st.base in ("st", "call", "atom", "red"):
-            for pos, op in enumerate(st.operands):
+            for _pos, op in enumerate(st.operands):
                 if isinstance(op, Address):
                     continue
                 for r in op.registers():

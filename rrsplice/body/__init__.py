@@ -8,7 +8,6 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Optional
 
 from .header import HEADER_NAME, header_text
 from .plan import Arg, BodyError, BodyPlan, Ret, Step, plan_body

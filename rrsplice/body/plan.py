@@ -166,7 +166,7 @@ def plan_body(recipe, corpus=None) -> BodyPlan:
         m0, k0 = tile
         var = f"d_s{mma.index}"
 
-        def src(r, what):
+        def src(r, what, mma=mma):
             if r in d_of:
                 return d_of[r]
             if r in reg_arg:

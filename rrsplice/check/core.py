@@ -4,8 +4,8 @@ region and control-flow checks of a cut."""
 from __future__ import annotations
 
 import re
+from collections.abc import Set as AbstractSet
 from pathlib import Path
-from typing import AbstractSet
 
 from ..infra.cache import load_module
 from ..ptx.model import Function, Module

@@ -240,7 +240,8 @@ def builtin_debug_block(rec: Recipe, fn: Function, regs: list, stage: str | None
     """Store `regs` (u32 each) to a window of a parameter buffer.
 
     The buffer is the u64 pointer :func:`debug_param` names (``DEBUG_PARAM``, else
-    ``param_0 + DEBUG_PARAM_OFFSET``, else the first pointer the kernel only writes); each thread stores its registers at
+    ``param_0 + DEBUG_PARAM_OFFSET``, else the first pointer the kernel only writes); each
+    thread stores its registers at
     ``base + block*slot + lane*len(regs)*4`` where ``block`` is the linear block index,
     ``lane`` the thread's linear index in its block, ``base`` = ``DEBUG_BASE`` (default 0)
     and ``slot`` = ``DEBUG_SLOT`` (default: threads per block from ``.maxntid``, else 1024,

@@ -57,7 +57,7 @@ def _check_dataflow(rep: Report, fn: Function, rng: StatementRange, sp: SpliceTe
         where = stmts[defs[0] - 1] if defs and 0 < defs[0] <= len(stmts) else None
         rep.add(sev, "live-in", f"{li.reg} is live into the region but neither passed to "
                 "the call nor derivable from a passed value"
-                + (f" (defined at {', '.join('s%d' % d for d in defs[:4])})" if defs else "")
+                + (f" (defined at {', '.join(f's{d}' for d in defs[:4])})" if defs else "")
                 + (f": {li.detail}" if li.detail else ""), st=where, registers=[li.reg])
     der = groups.get("derivable", [])
     if der:

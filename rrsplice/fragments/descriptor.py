@@ -211,8 +211,9 @@ def _phase(fn, fa, pm, prev, nxt) -> dict:
         s0 = bs[0].source
         lo = min(f.source.offset(0) for f in bs)
         hi = max(f.source.offset(0) + 4 for f in bs)
+        lowest = min(bs, key=lambda f: f.source.offset(0))
         d["b_weight_bytes"] = Ev((lo, hi), f"{len(bs)} of {len(pm.b)} B registers load from "
-                                           f"the weight image; lowest {_where(stmts[min(bs, key=lambda f: f.source.offset(0)).source.load - 1])}")
+                                           f"the weight image; lowest {_where(stmts[lowest.source.load - 1])}")
         d["b_layout"] = Ev({"lane_stride": s0.lane_stride,
                             "warp_stride": s0.warp_stride,
                             "load_bytes": s0.width * s0.vector},

@@ -2,9 +2,9 @@
 callees as they are when they are already plain C identifiers.
 
 The mapping is injective (every character outside [A-Za-z0-9_] is written `_x<hex>_`, and
-so is a `_` that a literal `x` follows, so `_x` always starts an escape), and the prefixes keep every generated name apart from C++
-keywords and from the header's `rr_` names, so no PTX name can collide with or inject
-into the generated C++.
+so is a `_` that a literal `x` follows, so `_x` always starts an escape), and the prefixes keep
+every generated name apart from C++ keywords and from the header's `rr_` names, so no PTX name
+can collide with or inject into the generated C++.
 """
 
 from __future__ import annotations

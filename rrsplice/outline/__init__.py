@@ -33,8 +33,6 @@ read), `from_recipe` starts from a recipe. This package re-exports the public na
 
 from __future__ import annotations
 
-from typing import Optional
-
 from ..ptx.model import Function, Module
 from ..ptx.select import StatementRange
 from .body import Outline, build_outline

@@ -86,7 +86,7 @@ def _recompute(fn: Function, at: int, reg: str, passed: dict, reach: _Reaching,
         why = "no definition reaches the region"
     elif len(defs) > 1:
         why = (f"{len(defs)} definitions reach the region "
-               f"({', '.join('s%d' % d for d in defs[:6])})")
+               f"({', '.join(f's{d}' for d in defs[:6])})")
     else:
         d = fn.statement(defs[0])
         if d.guard is not None:

@@ -10,7 +10,6 @@ from __future__ import annotations
 import re
 from collections.abc import Iterator
 from dataclasses import dataclass, field
-from typing import Union
 
 from .isa import ptx_type
 
@@ -218,8 +217,8 @@ class Sink:
         return "_"
 
 
-Operand = Union[Reg, Negated, Imm, Symbol, Vector, Address, PredPair, ParenList, Sink, Element,
-                Offset]
+Operand = (Reg | Negated | Imm | Symbol | Vector | Address | PredPair | ParenList | Sink | Element
+           | Offset)
 
 
 # ---------------------------------------------------------------- declarations

@@ -573,7 +573,7 @@ MAX_NESTING = 128
 
 def _long_int_at(text: str) -> int:
     """Offset of the first decimal literal too long for int() (or 0)."""
-    m = re.search(r"\d{%d,}" % (sys.get_int_max_str_digits() + 1), text) \
+    m = re.search(rf"\d{{{sys.get_int_max_str_digits() + 1},}}", text) \
         if hasattr(sys, "get_int_max_str_digits") else None
     return m.start() if m else 0
 

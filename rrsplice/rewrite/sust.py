@@ -140,7 +140,7 @@ def reference_bodies(version: str = "8.0", target: str = "sm_90", kinds=None) ->
         out.append("{")
         counts: dict = {}
         regs = []
-        for t, r in sig:
+        for t, _r in sig:
             prefix, rt = _REG[t]
             counts[prefix] = counts.get(prefix, 0) + 1
             regs.append(f"{prefix}{counts[prefix]}")

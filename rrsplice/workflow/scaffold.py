@@ -204,7 +204,6 @@ def new_recipe(name: str, module, rng_text: str, *, abi: str = "scratch",
     dynamic_smem, launch_threads = _launch_facts(fn, launch, dynamic_smem)
     fa = load_analysis(m, fn)
     stmts = fn.statements
-    fs, ls = stmts[rng.first - 1], stmts[rng.last - 1]
     first_line, end_line = _cut_lines(m, fn, rng)
     callee = callee or f"d4r_{name}"
     if not re.fullmatch(r"[A-Za-z_$][A-Za-z0-9_$]*", callee):
