@@ -88,10 +88,20 @@ def render_body(plan: BodyPlan, lang: str, mma: str = "scalar") -> str:
         out.append(f"    rr_mma_e4m3_f16(img, {lda}, {s.m0}, {s.k0}, {s.b[0]}, {s.b[1]}, "
                    f"{s.c[0]}, {s.c[1]}, lane, {s.var});")
     out.append("")
+    out += store_returns(p, scratch, [r.expr for r in p.rets])
+    out.append("}")
+    return "\n".join(out) + "\n"
+
+
+def store_returns(p: BodyPlan, scratch: str | None, values: list) -> list:
+    """The body's last lines, shared by the mma.sync and WMMA programs: the barrier the
+    recipe asks for (or, when the image lives in the scratch bytes, a warp sync so every
+    lane has read it), then each returned value stored in its lane's or thread's slot."""
+    out = []
     if p.barrier:
         out += ["    /* the recipe's contract: a block barrier before the returns are stored "
                 "(other warps may still use the scratch bytes) */", "    rr_syncthreads();"]
-    if p.image_in_scratch:
+    elif p.image_in_scratch:
         out += ["    rr_syncwarp();   /* every lane has read the image before the slots are "
                 "overwritten */"]
     if p.rets:
@@ -99,7 +109,6 @@ def render_body(plan: BodyPlan, lang: str, mma: str = "scalar") -> str:
         out.append(f"    /* the results, where the call text reads them back: slot = scratch + "
                    f"{'thread' if p.slots == 'thread' else 'lane'} x {p.stride} */")
         out.append(f"    const rr_u32 slot = {scratch} + {index} * {p.stride}u;")
-        for r in p.rets:
-            out.append(f"    rr_st_shared_b32(slot + {r.offset}u, {r.expr});   /* {r.reg} */")
-    out.append("}")
-    return "\n".join(out) + "\n"
+        for r, value in zip(p.rets, values, strict=True):
+            out.append(f"    rr_st_shared_b32(slot + {r.offset}u, {value});   /* {r.reg} */")
+    return out

@@ -295,7 +295,7 @@ def render_wmma_body(plan: BodyPlan, lang: str) -> str:
     """The HIP body with the WMMA program (the signature, A staging and returns as the
     scalar body has them)."""
     from .header import HEADER_NAME
-    from .render import _arg_comment
+    from .render import _arg_comment, store_returns
     p = plan
     prog = wmma_program(p)
     cal = p.callee
@@ -372,16 +372,6 @@ def render_wmma_body(plan: BodyPlan, lang: str) -> str:
             out.append(f"    ret[{i}] = rr_read_d(cd, lane, {m0}, {nl}, {j});   "
                        f"/* {p.rets[i].reg} */")
     out.append("")
-    if p.barrier:
-        out += ["    /* the recipe's contract: a block barrier before the returns are stored "
-                "(other warps may still use the scratch bytes) */", "    rr_syncthreads();"]
-    elif p.image_in_scratch:
-        out += ["    rr_syncwarp();   /* every lane has read the image before the slots are "
-                "overwritten */"]
-    if p.rets:
-        index = "tid" if p.slots == "thread" else "(rr_u32)lane"
-        out.append(f"    const rr_u32 slot = {scratch} + {index} * {p.stride}u;")
-        for i, r in enumerate(p.rets):
-            out.append(f"    rr_st_shared_b32(slot + {r.offset}u, ret[{i}]);   /* {r.reg} */")
+    out += store_returns(p, scratch, [f"ret[{i}]" for i in range(len(p.rets))])
     out.append("}")
     return "\n".join(out) + "\n"
