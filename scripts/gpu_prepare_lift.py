@@ -17,6 +17,7 @@ Writes the cubins and a `manifest.json` for `scripts/gpu_diff.py` under OUT (def
 build/gpu_lift); run there on the GPU machine:
 
     python3 scripts/gpu_prepare_lift.py [--out build/gpu_lift] [--fixtures tiny small big]
+                                        [--recipes recipes/frag_triton.py ...]
     python3 scripts/gpu_diff.py build/gpu_lift/manifest.json --out lift_results.json
 """
 
@@ -68,42 +69,50 @@ def swap_stagings(body: str) -> tuple:
             f"{va} <-> {vb} staged at each other's (row, k)")
 
 
-def main() -> int:
-    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    ap.add_argument("--out", default=str(ROOT / "build" / "gpu_lift"))
-    ap.add_argument("--fixtures", nargs="+", default=["tiny", "small", "big"])
-    args = ap.parse_args()
-    out = Path(args.out).resolve()
-    if out.exists():
-        shutil.rmtree(out)
-    out.mkdir(parents=True)
-    manifest = {"arch": ARCH, "optimize": True, "runs": [], "fixtures": {}}
-    for fx in args.fixtures:
-        t0 = time.perf_counter()
-        recipe = ROOT / "recipes" / f"swin_{fx}_sm89.py"
-        ptx = ROOT / "corpus_fixtures" / f"swin_{fx}_sm89.ptx"
-        launch = ROOT / "corpus_fixtures" / f"swin_{fx}.launch.json"
-        kernel = json.loads(launch.read_text())["kernel"]
-        fdir = out / fx
-        fdir.mkdir()
-        orig = fdir / "original.cubin"
-        sh(["ptxas", f"-arch={ARCH}", ptx, "-o", orig], "ptxas original")
-        manifest["fixtures"][fx] = {"ptx": str(ptx.relative_to(ROOT)), "kernel": kernel,
-                                    "launch": str(launch.relative_to(ROOT)),
-                                    "original_cubin": str(orig.relative_to(ROOT))}
-        for staging in ("registers", "image"):
-            d = fdir / staging
-            d.mkdir()
-            body = d / f"{fx}_{staging}.cu"
-            info = json.loads(sh(rr("body", "new", recipe, "--staging", staging, "-o", body,
-                                    "--json"), f"body new {fx} {staging}").stdout)
-            runs = [(staging, d, body, f"whole region {info['region']}, {staging} staging, "
-                     f"{len(info['phases'])} phases", True)]
-            ctl = fdir / f"control_{staging}"
-            ctl.mkdir()
-            for h in ("rr_lift.h", "rr_mma.h"):
-                if (d / h).exists():
-                    shutil.copy(d / h, ctl / h)
+def launch_of(ptx: Path) -> Path:
+    """The launch description beside a module: `<stem>.launch.json`, else the swin
+    fixtures' shared `swin_<name>.launch.json` (one per kernel, every architecture)."""
+    own = ptx.with_name(ptx.stem + ".launch.json")
+    if own.exists():
+        return own
+    name = ptx.stem.split("_")[1] if ptx.stem.startswith("swin_") else ""
+    shared = ptx.with_name(f"swin_{name}.launch.json")
+    if shared.exists():
+        return shared
+    raise SystemExit(f"{ptx}: no launch description ({own.name})")
+
+
+def prepare(fx: str, recipe: Path, out: Path, manifest: dict) -> None:
+    """The original cubin, both staging modes' linked cubins and their controls, for one
+    recipe; appends to the manifest."""
+    from rrsplice.workflow.recipe import load_recipe, resolve_module
+    t0 = time.perf_counter()
+    rec = load_recipe(recipe)
+    ptx = resolve_module(rec)[0].resolve()
+    launch = launch_of(ptx)
+    # a variant of a family shares its launch (same source, other flags), not its name
+    kernel = rec.entry or json.loads(launch.read_text())["kernel"]
+    fdir = out / fx
+    fdir.mkdir()
+    orig = fdir / "original.cubin"
+    sh(["ptxas", f"-arch={ARCH}", ptx, "-o", orig], "ptxas original")
+    manifest["fixtures"][fx] = {"ptx": str(ptx.relative_to(ROOT)), "kernel": kernel,
+                                "launch": str(launch.relative_to(ROOT)),
+                                "original_cubin": str(orig.relative_to(ROOT))}
+    for staging in ("registers", "image"):
+        d = fdir / staging
+        d.mkdir()
+        body = d / f"{fx}_{staging}.cu"
+        info = json.loads(sh(rr("body", "new", recipe, "--staging", staging, "-o", body,
+                                "--json"), f"body new {fx} {staging}").stdout)
+        runs = [(staging, d, body, f"whole region {info['region']}, {staging} staging, "
+                 f"{len(info['phases'])} phases", True)]
+        ctl = fdir / f"control_{staging}"
+        ctl.mkdir()
+        for h in ("rr_lift.h", "rr_mma.h"):
+            if (d / h).exists():
+                shutil.copy(d / h, ctl / h)
+        try:
             if staging == "registers":
                 text, head, why = flip_rounding(body.read_text(), (d / "rr_lift.h").read_text())
                 (ctl / "rr_lift.h").write_text(head)
@@ -111,20 +120,46 @@ def main() -> int:
             else:
                 text, why = swap_stagings(body.read_text())
                 name = "swapped"
+        except SystemExit as e:     # the region has nothing this control can change
+            print(f"{fx:6} no {staging} control: {e}", flush=True)
+            manifest.setdefault("no_control", []).append(f"{fx} {staging}: {e}")
+        else:
             bad = ctl / body.name
             bad.write_text(text)
             runs.append((name, ctl, bad, f"negative control: {why}", False))
-            for cut, cdir, src, what, expect in runs:
-                built = build(cdir, recipe, src, kernel)
-                manifest["runs"].append({
-                    "fixture": fx, "cut": cut, "what": what, "region": info["region"],
-                    "lines": [], "abi": "scratch", "passed": 0, "recomputed": 0,
-                    "returned": 0, "cubin": str(built["cubin"].relative_to(ROOT)),
-                    "kernel": kernel, "check_exit": 0, "expect_match": expect,
-                    "resources": built["resources"], "body": str(src.relative_to(ROOT)),
-                    "recipe": str(recipe.relative_to(ROOT)), "notes": info["notes"]})
-                print(f"{fx:6} {cut:10} {info['region']:14} {built['resources']}", flush=True)
-        print(f"{fx}: {time.perf_counter() - t0:.1f}s", flush=True)
+        for cut, cdir, src, what, expect in runs:
+            built = build(cdir, recipe, src, kernel)
+            manifest["runs"].append({
+                "fixture": fx, "cut": cut, "what": what, "region": info["region"],
+                "lines": [], "abi": "scratch", "passed": 0, "recomputed": 0,
+                "returned": 0, "cubin": str(built["cubin"].relative_to(ROOT)),
+                "kernel": kernel, "check_exit": 0, "expect_match": expect,
+                "resources": built["resources"], "body": str(src.relative_to(ROOT)),
+                "recipe": str(recipe.relative_to(ROOT)), "notes": info["notes"]})
+            print(f"{fx:6} {cut:10} {info['region']:14} {built['resources']}", flush=True)
+    print(f"{fx}: {time.perf_counter() - t0:.1f}s", flush=True)
+
+
+def main() -> int:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("--out", default=str(ROOT / "build" / "gpu_lift"))
+    ap.add_argument("--fixtures", nargs="*", default=None,
+                    help="swin fixtures by name (tiny small big; the default when no "
+                         "--recipes are given)")
+    ap.add_argument("--recipes", nargs="*", default=[],
+                    help="any recipe whose module has a launch description beside it")
+    args = ap.parse_args()
+    out = Path(args.out).resolve()
+    if out.exists():
+        shutil.rmtree(out)
+    out.mkdir(parents=True)
+    manifest = {"arch": ARCH, "optimize": True, "runs": [], "fixtures": {}}
+    fixtures = args.fixtures if args.fixtures is not None else \
+        ([] if args.recipes else ["tiny", "small", "big"])
+    todo = [(fx, ROOT / "recipes" / f"swin_{fx}_sm89.py") for fx in fixtures]
+    todo += [(Path(r).stem, Path(r).resolve()) for r in args.recipes]
+    for fx, recipe in todo:
+        prepare(fx, recipe, out, manifest)
     (out / "manifest.json").write_text(json.dumps(manifest, indent=1))
     print(f"wrote {out}/manifest.json")
     return 0

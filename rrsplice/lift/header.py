@@ -486,6 +486,48 @@ RR_LIFT_FI rr_u32 rr_movmatrix_trans(rr_u32 a)
 #endif
 }
 
+/* ldmatrix.sync.aligned.m8n8.x{1,2,4}[.trans].shared.b16 d, [a] (PTX ISA 9.7.14.5.15):
+ * lanes 8i..8i+7 give the .shared addresses of the eight 16-byte rows of matrix i; d[i] of
+ * lane l holds row l/4, halves 2(l%4), 2(l%4)+1 of matrix i (.trans: its transpose, so
+ * column l/4 of rows 2(l%4), 2(l%4)+1). HIP/host: the row address fetched from its lane and
+ * read from .shared, as ZLUDA does (zluda_ptx_impl.cpp: ldmatrix_m8n8_*, load_single_matrix
+ * and load_single_matrix_trans through ds_bpermute) */
+RR_LIFT_FI void rr_ldmatrix(int count, bool trans, rr_u32 a, rr_u32 *d)
+{
+#if defined(RR_LIFT_CUDA)
+    if (count == 1 && !trans)
+        asm volatile("ldmatrix.sync.aligned.m8n8.x1.shared.b16 {%0}, [%1];" : "=r"(d[0]) : "r"(a) : "memory");
+    else if (count == 1)
+        asm volatile("ldmatrix.sync.aligned.m8n8.x1.trans.shared.b16 {%0}, [%1];" : "=r"(d[0]) : "r"(a) : "memory");
+    else if (count == 2 && !trans)
+        asm volatile("ldmatrix.sync.aligned.m8n8.x2.shared.b16 {%0, %1}, [%2];"
+                     : "=r"(d[0]), "=r"(d[1]) : "r"(a) : "memory");
+    else if (count == 2)
+        asm volatile("ldmatrix.sync.aligned.m8n8.x2.trans.shared.b16 {%0, %1}, [%2];"
+                     : "=r"(d[0]), "=r"(d[1]) : "r"(a) : "memory");
+    else if (!trans)
+        asm volatile("ldmatrix.sync.aligned.m8n8.x4.shared.b16 {%0, %1, %2, %3}, [%4];"
+                     : "=r"(d[0]), "=r"(d[1]), "=r"(d[2]), "=r"(d[3]) : "r"(a) : "memory");
+    else
+        asm volatile("ldmatrix.sync.aligned.m8n8.x4.trans.shared.b16 {%0, %1, %2, %3}, [%4];"
+                     : "=r"(d[0]), "=r"(d[1]), "=r"(d[2]), "=r"(d[3]) : "r"(a) : "memory");
+#else
+    const int l = (int)rr_sreg_laneid();
+    for (int i = 0; i < count; ++i) {
+        if (!trans) {
+            const rr_u32 row = rr_lift_lane(a, 8 * i + (l >> 2));
+            d[i] = RR_LD(SHARED, rr_u32, row + 4u * (rr_u32)(l & 3));
+        } else {
+            const rr_u32 r0 = rr_lift_lane(a, 8 * i + 2 * (l & 3));
+            const rr_u32 r1 = rr_lift_lane(a, 8 * i + 2 * (l & 3) + 1);
+            const rr_u32 lo = RR_LD(SHARED, rr_u16, r0 + 2u * (rr_u32)(l >> 2));
+            const rr_u32 hi = RR_LD(SHARED, rr_u16, r1 + 2u * (rr_u32)(l >> 2));
+            d[i] = lo | (hi << 16);
+        }
+    }
+#endif
+}
+
 /* mma.sync.aligned.m16n8k32.row.col.f16.e4m3.e4m3.f16 with every operand in registers
  * (PTX ISA 9.7.14.5.14 fragment layouts). HIP/host: each D element the exact sum of its
  * 32 products and C (double), rounded once to f16, the A and B bytes fetched from their

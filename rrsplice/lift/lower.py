@@ -3,7 +3,7 @@
 Registers become typed locals (rrsplice.lift.regs), guards `if`, `bra` a `goto` to the
 label's C++ name, and every computing opcode a call of its semantics row's helper
 (rrsplice.lift.semantics). The few opcodes that move data rather than compute (ld/st, mov,
-setp's two destinations, shfl, barriers, mma, movmatrix, call, ret) have a lowering each
+setp's two destinations, shfl, barriers, mma, movmatrix, ldmatrix, call, ret) have a lowering each
 here. A statement neither covers is a LiftError naming it, never approximated.
 """
 
@@ -339,6 +339,25 @@ def _movmatrix(ctx, st) -> list:
     return [assign(ctx, st, d, f"rr_movmatrix_trans({value(ctx, st, a, 'u32')})", "u32")]
 
 
+_LDMATRIX = {f"ldmatrix.sync.m8n8.x{n}{t}.shared.b16": (n, bool(t)) for n in (1, 2, 4)
+             for t in ("", ".trans")}
+
+
+def _ldmatrix(ctx, st) -> list:
+    form = st.view.form.replace(".shared::cta.", ".shared.")
+    if form not in _LDMATRIX:
+        refuse(ctx, st, "only ldmatrix.sync.aligned.m8n8.x{1,2,4}[.trans].shared.b16")
+    count, trans = _LDMATRIX[form]
+    d, addr = st.operands
+    items = d.items if isinstance(d, Vector) else (d,)
+    if len(items) != count or not isinstance(addr, Address):
+        refuse(ctx, st, f"{count} destination register(s) and a .shared address expected")
+    a = _address(ctx, st, addr)
+    return ["{", f"    rr_u32 rr_m[{count}];",
+            f"    rr_ldmatrix({count}, {'true' if trans else 'false'}, (rr_u32)({a}), rr_m);"] \
+        + ["    " + assign(ctx, st, r, f"rr_m[{k}]", "u32") for k, r in enumerate(items)] + ["}"]
+
+
 def _bra(ctx, st) -> list:
     if st.view.targets and len(st.operands) == 1:
         return [f"goto {names.label(st.view.targets[0])};"]
@@ -382,7 +401,8 @@ def _param_class(ctx, st, p) -> str:
 
 
 _SPECIAL = {"ld": _ld, "ldu": _ld, "st": _st, "mov": _mov, "setp": _setp, "shfl": _shfl,
-            "bar": _bar, "barrier": _bar, "mma": _mma, "movmatrix": _movmatrix, "bra": _bra,
+            "bar": _bar, "barrier": _bar, "mma": _mma, "movmatrix": _movmatrix,
+            "ldmatrix": _ldmatrix, "bra": _bra,
             "ret": _ret, "call": _call}
 
 
@@ -397,6 +417,8 @@ def covers(st) -> str | None:
             return "only the m16n8k32 e4m3 x e4m3 + f16 mma"
         if v.base == "movmatrix" and v.form != "movmatrix.sync.m8n8.trans.b16":
             return "only movmatrix m8n8.trans.b16"
+        if v.base == "ldmatrix" and v.form.replace(".shared::cta.", ".shared.") not in _LDMATRIX:
+            return "only ldmatrix m8n8.x{1,2,4}[.trans].shared.b16"
         if v.base in ("ld", "ldu", "st") and v.space not in ("global", "generic", "shared",
                                                              "param"):
             return f".{v.space} memory"
