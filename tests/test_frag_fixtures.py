@@ -9,7 +9,7 @@ from __future__ import annotations
 import json
 
 import pytest
-from conftest import FIXTURES
+from conftest import FIXTURES, ROOT
 
 from rrsplice.analysis.fragvalue import _origin
 from rrsplice.analysis.laneaddr import loaded_from
@@ -251,3 +251,22 @@ def test_scaffolded_header_maps_and_roles_match_the_generator(tmp_path, stem):
         return roles[(name, int(off))]
     assert (role(ns["W_PARAM"]), role(ns["BIAS_PARAM"]), role(ns["DEBUG_PARAM"])) == \
         ("B", "bias", "out")
+
+
+def test_launch_descriptions_are_the_truth_files_own():
+    """corpus_fixtures/frag/*.launch.json are what scripts/make_frag_launch.py reads off the
+    truth files (kernel, launch, every parameter and its role), so a GPU run launches the
+    kernel the truth describes."""
+    import subprocess
+    import sys
+    res = subprocess.run([sys.executable, str(ROOT / "scripts" / "make_frag_launch.py"), "--check"],
+                         capture_output=True, text=True)
+    assert res.returncode == 0, res.stderr
+    for truth in sorted((ROOT / "corpus_fixtures" / "frag").glob("*.truth.json")):
+        t = json.loads(truth.read_text())
+        d = json.loads(truth.with_name(truth.name.replace(".truth.json", ".launch.json")).read_text())
+        assert d["kernel"] == t["entry"] and d["block"] == t["launch"]["block"]
+        roles = [f["name"] for f in d.get("param_block", {}).get("fields", [])] or \
+            [p["name"] for p in d["params"]]
+        assert len(roles) == sum(len(p["fields"]) for p in t["params"]) if "param_block" in d \
+            else len(roles) == len(t["params"])
