@@ -11,7 +11,9 @@ Two steps, on two machines:
 `prepare` (needs rrsplice, ptxas, nvlink) builds, for sm_90 and optimised: the original
 module's cubin; one linked cubin per recipe `recipes/loops_*.py` (`rrsplice verify --keep`);
 and a negative control, the `loops_search` body with exit indices 1 and 2 swapped (the
-splice then continues at the wrong label: the comparison must find it). It copies this
+splice then continues at the wrong label: the comparison must find it); and the same cuts
+with the body lifted to C++ (`rrsplice body new --staging registers`, nvcc -O3), with the
+same control on the lifted loops_search body. It copies this
 script next to its `manifest.json`.
 
 `run` (needs numpy and cupy only) launches every kernel on the same random rows, from a new
@@ -81,6 +83,7 @@ def prepare(out: Path) -> int:
                          "lines": list(v.lines), "cubin": f"{name}_swapped.cubin",
                          "expect_match": False, "what": "exit indices 1 and 2 swapped in "
                          "the body (negative control)"})
+        runs += _lifted(name, keep, kernel, v, out)
         for f in keep.iterdir():
             if f.suffix in (".o", ".cubin"):
                 f.unlink()
@@ -90,6 +93,40 @@ def prepare(out: Path) -> int:
     shutil.copy(Path(__file__), out / "gpu_loops.py")
     print(f"wrote {out}/manifest.json: {len(runs)} runs")
     return 0
+
+
+def _lifted(name: str, keep: Path, kernel: str, v, out: Path) -> list:
+    """The same cut with its body lifted to C++ (`rrsplice body new --staging registers`,
+    nvcc -O3 -rdc) and linked with the patched kernel; for loops_search also the lifted
+    body with exit indices 1 and 2 swapped (negative control)."""
+    import subprocess
+
+    from rrsplice.infra.tools import nvlink
+    src = keep / f"{name}.lifted.cu"
+    subprocess.run([sys.executable, "-m", "rrsplice", "body", "new", str(ROOT / "recipes" / f"{name}.py"),
+                    "--staging", "registers", "-o", str(src)], check=True, cwd=ROOT,
+                   capture_output=True, text=True)
+    bodies = [(f"{name}_lifted", src, True, "body lifted to C++ (nvcc -O3)")]
+    if name == "loops_search":
+        text = src.read_text()
+        a, b = "v_rrsx = (rr_u32)0x1u;", "v_rrsx = (rr_u32)0x2u;"
+        if a not in text or b not in text:
+            raise SystemExit(f"{src}: no exit indices 1 and 2 to swap")
+        bad = keep / f"{name}.lifted_swapped.cu"
+        bad.write_text(text.replace(a, "@@").replace(b, a).replace("@@", b))
+        bodies.append((f"{name}_lifted_swapped", bad, False,
+                       "lifted body with exit indices 1 and 2 swapped (negative control)"))
+    runs = []
+    for cut, body, expect, what in bodies:
+        obj = body.with_suffix(".o")
+        subprocess.run(["nvcc", "-rdc=true", "-c", f"-arch={ARCH}", "-O3", str(body), "-o", str(obj)],
+                       check=True, cwd=keep, capture_output=True, text=True)
+        ok, log = nvlink([keep / f"{name}.patched.{ARCH}.o", obj], ARCH, out / f"{cut}.cubin")
+        if not ok:
+            raise SystemExit(log)
+        runs.append({"cut": cut, "kernel": kernel, "region": v.region, "lines": list(v.lines),
+                     "cubin": f"{cut}.cubin", "expect_match": expect, "what": what})
+    return runs
 
 
 def _entry(recipe: Path) -> str:

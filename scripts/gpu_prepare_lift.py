@@ -11,7 +11,9 @@ sm_90) and each staging mode (`registers`, `image`):
 plus two negative controls per fixture, which must mismatch:
 
 * `rounding`: the registers body with its first `cvt.rn.f16x2.f32` lifted as `.rz`;
-* `swapped`: the image body with the values of its first two `rr_stage_a` calls exchanged.
+* `swapped`: the image body with the values of its first two `rr_stage_a` calls exchanged;
+* `b-swapped` (a region without a rounding to flip): the registers body with its first mma's
+  two B registers exchanged.
 
 Writes the cubins and a `manifest.json` for `scripts/gpu_diff.py` under OUT (default
 build/gpu_lift); run there on the GPU machine:
@@ -57,6 +59,17 @@ def flip_rounding(body: str, header: str) -> tuple:
     extra = helper_text(rz)
     header = header.replace("#endif /* RR_LIFT_H */", extra + "\n\n#endif /* RR_LIFT_H */")
     return body, header, f"line {line}: {rn.form} lifted as {rz.form}"
+
+
+def swap_b_operands(body: str) -> tuple:
+    """The body with the two B registers of its first mma exchanged (for regions with no
+    rounding to flip: a phase of nothing but loads and mma)."""
+    m = re.search(r"const rr_u32 rr_b\[2\] = \{(\w+), (\w+)\};", body)
+    if m is None:
+        raise SystemExit("the body has no mma B operands to exchange")
+    line = body.count("\n", 0, m.start()) + 1
+    return (body[:m.start(1)] + m.group(2) + ", " + m.group(1) + body[m.end(2):],
+            f"line {line}: the first mma's B registers {m.group(1)}, {m.group(2)} exchanged")
 
 
 def swap_stagings(body: str) -> tuple:
@@ -113,10 +126,13 @@ def prepare(fx: str, recipe: Path, out: Path, manifest: dict) -> None:
             if (d / h).exists():
                 shutil.copy(d / h, ctl / h)
         try:
-            if staging == "registers":
+            if staging == "registers" and "rr_op_cvt_rn_f16" in body.read_text():
                 text, head, why = flip_rounding(body.read_text(), (d / "rr_lift.h").read_text())
                 (ctl / "rr_lift.h").write_text(head)
                 name = "rounding"
+            elif staging == "registers":
+                text, why = swap_b_operands(body.read_text())
+                name = "b-swapped"
             else:
                 text, why = swap_stagings(body.read_text())
                 name = "swapped"
