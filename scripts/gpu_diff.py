@@ -209,11 +209,15 @@ class Inputs:
                 # same bytes in both runs instead of whatever the allocator put there
                 guard = fill(rng, "f32_unit" if f.get("role") != "output" else "zero",
                              GUARD)
-                dev = cp.asarray(np.concatenate([host, guard]))
+                # `bytes_before`: bytes the kernel reads below the pointer it is given (a
+                # plane addressed from a base past its start), filled from the same seed
+                before = f.get("bytes_before", 0)
+                pre = [fill(rng, f.get("fill", "zero"), before)] if before else []
+                dev = cp.asarray(np.concatenate(pre + [host, guard]))
                 self.keep.append(dev)
-                struct.pack_into("<Q", self.block, off, dev.data.ptr)
+                struct.pack_into("<Q", self.block, off, dev.data.ptr + before)
                 if f.get("role") == "output":
-                    self.outputs.append((f["name"], "buffer", dev[:f["bytes"]]))
+                    self.outputs.append((f["name"], "buffer", dev[before:before + f["bytes"]]))
             elif kind in ("texture", "surface"):
                 w, h = f["width"], f["height"]
                 bits = f["channel_desc"][:4]
@@ -301,7 +305,8 @@ def host_inputs(launch, seed: int) -> dict:
             raise ValueError(f"unknown fill {p.fill!r} ({p.name})")
         host = fill(rng, p.fill, p.bytes)
         guard = fill(rng, "f32_unit" if p.role == "input" else "zero", GUARD)
-        out[p.name] = np.concatenate([host, guard])
+        pre = [fill(rng, p.fill, p.bytes_before)] if p.bytes_before else []
+        out[p.name] = np.concatenate(pre + [host, guard])
     return out
 
 
@@ -327,9 +332,10 @@ class LaunchInputs:
     def __init__(self, cp, launch, seed: int):
         self.cp = cp
         self.dev = {name: cp.asarray(host) for name, host in host_inputs(launch, seed).items()}
-        self.args = pack_args(launch, {n: d.data.ptr for n, d in self.dev.items()})
-        self.outputs = [(p.name, self.dev[p.name][:p.bytes]) for p in launch.params
-                        if p.is_buffer and p.role in ("output", "inout")]
+        before = {p.name: p.bytes_before for p in launch.params if p.is_buffer}
+        self.args = pack_args(launch, {n: d.data.ptr + before[n] for n, d in self.dev.items()})
+        self.outputs = [(p.name, self.dev[p.name][p.bytes_before:p.bytes_before + p.bytes])
+                        for p in launch.params if p.is_buffer and p.role in ("output", "inout")]
 
     def poison(self, byte: int) -> None:
         for _name, d in self.outputs:

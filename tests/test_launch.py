@@ -7,7 +7,7 @@ import json
 
 import pytest
 from click.testing import CliRunner
-from conftest import FIXTURES
+from conftest import FIXTURES, ROOT
 
 from rrsplice.analysis.occupancy import blocks_per_sm, shared_limits
 from rrsplice.cli import main
@@ -53,6 +53,10 @@ def _desc(**kw):
     (dict(params=[{"name": "p", "kind": "buffer", "bytes": 4, "role": "sink"}]),
      "role 'sink' is not one of"),
     (dict(params=[{"name": "p", "kind": "i32", "value": 1}] * 2), "'p' appears twice"),
+    (dict(params=[{"name": "p", "kind": "buffer", "bytes": 4, "bytes_before": 8}]),
+     "'bytes_before' .* must be a non-negative multiple of 16, got 8"),
+    (dict(params=[{"name": "p", "kind": "buffer", "bytes": 4, "bytes_before": -16}]),
+     "'bytes_before' .* got -16"),
     (dict(param_block={"size": 16, "fields": []}), "give exactly one of"),
 ])
 def test_bad_descriptions_are_refused_naming_the_key(change, message):
@@ -129,3 +133,23 @@ def test_cli_launch_options(tmp_path):
                                   str(other)])
     assert r.exit_code == 2 and "describes the launch of k2, not dyn_stage" in r.output
     assert not (tmp_path / "d.py").exists()
+
+
+def test_bytes_before_is_allocated_below_the_pointer_and_filled():
+    """A buffer read below its pointer (the DLSS stand-ins' column table at base - 32776)
+    gets those bytes allocated and filled from the trial's seed, and the pointer passed to
+    the kernel points past them (scripts/gpu_diff.py, the generic launch path)."""
+    import importlib.util
+    import sys
+    spec = importlib.util.spec_from_file_location("gpu_diff_bb", ROOT / "scripts" / "gpu_diff.py")
+    gd = importlib.util.module_from_spec(spec)
+    sys.modules["gpu_diff_bb"] = gd
+    spec.loader.exec_module(gd)
+    d = _desc(params=[{"name": "p", "kind": "buffer", "bytes": 64, "bytes_before": 32,
+                       "fill": "f32_unit"}])
+    launch = parse_launch(d, "x.launch.json")
+    host = gd.host_inputs(launch, 3)["p"]
+    assert host.size == 32 + 64 + gd.GUARD
+    assert host[:32].any()                      # filled, not left as zeros
+    args = gd.pack_args(launch, {"p": 1000 + launch.params[0].bytes_before})
+    assert int.from_bytes(args[0], "little") == 1032

@@ -70,6 +70,11 @@ class Param:
     def role(self) -> str:
         return self.raw.get("role", "input")
 
+    @property
+    def bytes_before(self) -> int:
+        """Bytes the kernel reads below the pointer it is given (allocated and filled too)."""
+        return int(self.raw.get("bytes_before", 0))
+
     def scalar_bytes(self) -> builtins.bytes:
         """A scalar's value as the kernel receives it."""
         return struct.pack(SCALARS[self.kind], self.raw["value"])
@@ -191,6 +196,10 @@ def _params(items, where: str, path, by_offset: int | None) -> list:
                 bad(i, f"{name}: role {f.get('role')!r} is not one of {', '.join(ROLES)}")
             if not isinstance(f.get("fill", "zero"), str):
                 bad(i, f"{name}: 'fill' must be a name")
+            before = f.get("bytes_before", 0)
+            if type(before) is not int or before < 0 or before % 16:
+                bad(i, f"{name}: 'bytes_before' (bytes read below the pointer) must be a "
+                       f"non-negative multiple of 16, got {before!r}")
         off = 0
         if by_offset is not None:
             off = f.get("offset")
