@@ -95,7 +95,8 @@ def launch_of(ptx: Path) -> Path:
     raise SystemExit(f"{ptx}: no launch description ({own.name})")
 
 
-def prepare(fx: str, recipe: Path, out: Path, manifest: dict) -> None:
+def prepare(fx: str, recipe: Path, out: Path, manifest: dict,
+            stagings: tuple = ("registers", "image")) -> None:
     """The original cubin, both staging modes' linked cubins and their controls, for one
     recipe; appends to the manifest."""
     from rrsplice.workflow.recipe import load_recipe, resolve_module
@@ -112,7 +113,7 @@ def prepare(fx: str, recipe: Path, out: Path, manifest: dict) -> None:
     manifest["fixtures"][fx] = {"ptx": str(ptx.relative_to(ROOT)), "kernel": kernel,
                                 "launch": str(launch.relative_to(ROOT)),
                                 "original_cubin": str(orig.relative_to(ROOT))}
-    for staging in ("registers", "image"):
+    for staging in stagings:
         d = fdir / staging
         d.mkdir()
         body = d / f"{fx}_{staging}.cu"
@@ -164,6 +165,8 @@ def main() -> int:
                          "--recipes are given)")
     ap.add_argument("--recipes", nargs="*", default=[],
                     help="any recipe whose module has a launch description beside it")
+    ap.add_argument("--staging", nargs="+", default=["registers", "image"],
+                    choices=["registers", "image"], help="the staging modes to build")
     args = ap.parse_args()
     out = Path(args.out).resolve()
     if out.exists():
@@ -175,7 +178,7 @@ def main() -> int:
     todo = [(fx, ROOT / "recipes" / f"swin_{fx}_sm89.py") for fx in fixtures]
     todo += [(Path(r).stem, Path(r).resolve()) for r in args.recipes]
     for fx, recipe in todo:
-        prepare(fx, recipe, out, manifest)
+        prepare(fx, recipe, out, manifest, tuple(args.staging))
     (out / "manifest.json").write_text(json.dumps(manifest, indent=1))
     print(f"wrote {out}/manifest.json")
     return 0
