@@ -148,7 +148,7 @@ def prepare(fx: str, recipe: Path, out: Path, manifest: dict,
             built = build(cdir, recipe, src, kernel)
             manifest["runs"].append({
                 "fixture": fx, "cut": cut, "what": what, "region": info["region"],
-                "lines": [], "abi": "scratch", "passed": 0, "recomputed": 0,
+                "lines": [], "abi": rec.const("ABI") or "scratch", "passed": 0, "recomputed": 0,
                 "returned": 0, "cubin": str(built["cubin"].relative_to(ROOT)),
                 "kernel": kernel, "check_exit": 0, "expect_match": expect,
                 "resources": built["resources"], "body": str(src.relative_to(ROOT)),
