@@ -205,7 +205,7 @@ def run_region(tmp_path, recipe, staging: str = "registers", launch_path=None,
     shared_bytes = PROBE + 4 * 32 * (len(names) + 1)
     exe = build(tmp_path, text, body.header, body.callee,
                 ["rr_u64" if t == ".b64" else "rr_u32" for _, _, t in params], 0, 32,
-                len(words), shared=shared_bytes)
+                len(words), shared=shared_bytes, opt="-O0")
     first, last = body.region
     from rrsplice.analysis.semantics import def_use
     read = {u for st in fn.statements[first - 1:last] for u in def_use(st).uses}

@@ -39,15 +39,18 @@ def round_binary(x: Fraction, mant: int, emin: int, emax: int) -> tuple:
     m = abs(x)
     if m == 0:
         return 0, 0
-    e = emin
-    while m >= Fraction(2) ** (e + 1):
-        e += 1
-    q = m / Fraction(2) ** (e - mant)
-    fl = q.numerator // q.denominator
-    rem = q - fl
-    if rem > Fraction(1, 2) or (rem == Fraction(1, 2) and fl & 1):
+    n, d = m.numerator, m.denominator
+    e = n.bit_length() - d.bit_length()          # 2^e <= m < 2^(e+1), or one above
+    if (n << max(0, -e)) < (d << max(0, e)):
+        e -= 1
+    sub = e < emin
+    e = max(e, emin)
+    sh = mant - e                                # q = m * 2^sh, rounded to an integer
+    num, den = (n << sh, d) if sh >= 0 else (n, d << -sh)
+    fl, rem = divmod(num, den)
+    if 2 * rem > den or (2 * rem == den and fl & 1):
         fl += 1
-    if m < Fraction(2) ** emin:
+    if sub:
         return (1, 0) if fl == 1 << mant else (0, fl)
     if fl == 1 << (mant + 1):
         fl, e = fl >> 1, e + 1
