@@ -37,24 +37,32 @@ sys.path.insert(0, str(ROOT / "scripts"))
 from gpu_prepare_body import ARCH, build, rr, sh  # noqa: E402
 
 
+#: (form, its flipped form), in order of preference: the first the body calls is flipped
+FLIPS = [("cvt.rn.f16x2.f32", "cvt.rz.f16x2.f32"), ("cvt.rn.f16.f32", "cvt.rz.f16.f32"),
+         ("fma.rn.f32", "fma.rm.f32"), ("fma.rn.ftz.f32", "fma.rm.f32")]
+
+
 def flip_rounding(body: str, header: str) -> tuple:
-    """The body with its first `cvt.rn.f16x2.f32` (else `cvt.rn.f16.f32`) call made `.rz`
-    (the rz helper added to the header). The packed form converts computed values; the
-    scalar form's first use in the swin kernels converts a constant that f16 holds exactly,
-    where .rn and .rz agree."""
+    """The body with its first `cvt.rn.f16x2.f32` (else `cvt.rn.f16.f32`) call made `.rz`,
+    else (bodies that convert nothing to f16: the layer fixtures) its first `fma.rn.f32`
+    (else `fma.rn.ftz.f32`) made `fma.rm.f32`; the flipped helper is added to the header.
+    The packed cvt form converts computed values; the scalar form's first use in the swin
+    kernels converts a constant that f16 holds exactly, where .rn and .rz agree."""
     from rrsplice.lift.header import helper_text
     from rrsplice.lift.semantics import ROWS
-    for form in ("cvt.rn.f16x2.f32", "cvt.rn.f16.f32"):
-        rn, rz = ROWS[form], ROWS[form.replace(".rn.", ".rz.")]
+    for form, flipped in FLIPS:
+        rn, rz = ROWS[form], ROWS[flipped]
         i = body.find(rn.helper + "(")
         if i >= 0:
             break
     else:
-        raise SystemExit("the body has no cvt.rn.f16x2.f32 or cvt.rn.f16.f32 to flip")
+        raise SystemExit("the body calls none of " + ", ".join(f for f, _ in FLIPS)
+                         + ": nothing to flip")
     line = body.count("\n", 0, i) + 1
     body = body[:i] + rz.helper + body[i + len(rn.helper):]
-    extra = helper_text(rz)
-    header = header.replace("#endif /* RR_LIFT_H */", extra + "\n\n#endif /* RR_LIFT_H */")
+    if f" {rz.helper}(" not in header:           # the body may use the flipped form too
+        header = header.replace("#endif /* RR_LIFT_H */",
+                                helper_text(rz) + "\n\n#endif /* RR_LIFT_H */")
     return body, header, f"line {line}: {rn.form} lifted as {rz.form}"
 
 

@@ -179,39 +179,13 @@ def _shared_symbols(module, rec) -> dict:
     return out
 
 
-def run_region(tmp_path, recipe, staging: str = "registers", launch_path=None,
-               transform=None, seed: int = 11) -> Outcome:
-    """Lift `recipe`'s region, run it on the host and on the warp interpreter from the
-    same inputs, and compare every probed register of every lane. `transform` edits the
-    body text before the probes are added (negative controls)."""
-    body = lift_region(recipe, staging)
-    names: list = []
-    probe = probe_all(names)
-    text = probe(transform(body.text) if transform else body.text)
-    if body.mma_header:
-        (tmp_path / "rr_mma.h").write_text(body.mma_header)
-    rec = load_recipe(recipe)
-    mpath, _ = resolve_module(rec, None)
-    module = parse(mpath)
-    fn = module.function(rec.const("ENTRY"))
-    launch = json.loads(launch_path.read_text())
-    words, values = _memory(launch, seed)
-    shared_syms = _shared_symbols(module, rec)
-    bmod = parse(body.outlined_ptx, filename="body.ptx")
-    bfn = next(f for f in bmod.functions if f.has_body)
-    loads = {st.operands[1].base.name: st.operands[0].name for st in bfn.statements
-             if st.opcode and st.opcode.startswith("ld.param")}
-    params = [(p.name, loads[p.name], p.type) for p in bfn.params]
-    shared_bytes = PROBE + 4 * 32 * (len(names) + 1)
-    exe = build(tmp_path, text, body.header, body.callee,
-                ["rr_u64" if t == ".b64" else "rr_u32" for _, _, t in params], 0, 32,
-                len(words), shared=shared_bytes, opt="-O0")
-    first, last = body.region
+def _reference(fn, rec, launch, words, values, shared_syms, params, first, last, seed):
+    """The region on the warp interpreter: (the 32 lanes after it, each lane's values
+    before it)."""
     from rrsplice.analysis.semantics import def_use
     read = {u for st in fn.statements[first - 1:last] for u in def_use(st).uses}
     prologue = _prologue_slice(fn, first, sorted(read | {r for _, r, _ in params}))
     rng = random.Random(seed)
-    scratch = shared_syms.get(rec.const("SCRATCH"), SHARED_BASE)
     lane_live = []
     for lane in range(32):
         m = _machine(lane, fn, launch, values, words, shared_syms)
@@ -234,6 +208,48 @@ def run_region(tmp_path, recipe, staging: str = "registers", launch_path=None,
         m.mem["shared"] = block_shared          # one .shared window for the whole warp
         lanes.append(m)
     run_warp(fn, lanes, first, last)
+    return lanes, lane_live
+
+
+_REFERENCE: dict = {}
+
+
+def run_region(tmp_path, recipe, staging: str = "registers", launch_path=None,
+               edit=None, seed: int = 11) -> Outcome:
+    """Lift `recipe`'s region, run it on the host and on the warp interpreter from the
+    same inputs, and compare every probed register of every lane. `edit(body, header)`
+    returns an edited (body, header) before the probes are added (negative controls). The interpreter's run is
+    kept per (recipe, launch, seed): both staging modes and the controls compare with it."""
+    body = lift_region(recipe, staging)
+    names: list = []
+    probe = probe_all(names)
+    text, header = edit(body.text, body.header) if edit else (body.text, body.header)
+    text = probe(text)
+    if body.mma_header:
+        (tmp_path / "rr_mma.h").write_text(body.mma_header)
+    rec = load_recipe(recipe)
+    mpath, _ = resolve_module(rec, None)
+    module = parse(mpath)
+    fn = module.function(rec.const("ENTRY"))
+    launch = json.loads(launch_path.read_text())
+    words, values = _memory(launch, seed)
+    shared_syms = _shared_symbols(module, rec)
+    bmod = parse(body.outlined_ptx, filename="body.ptx")
+    bfn = next(f for f in bmod.functions if f.has_body)
+    loads = {st.operands[1].base.name: st.operands[0].name for st in bfn.statements
+             if st.opcode and st.opcode.startswith("ld.param")}
+    params = [(p.name, loads[p.name], p.type) for p in bfn.params]
+    shared_bytes = PROBE + 4 * 32 * (len(names) + 1)
+    exe = build(tmp_path, text, header, body.callee,
+                ["rr_u64" if t == ".b64" else "rr_u32" for _, _, t in params], 0, 32,
+                len(words), shared=shared_bytes, opt="-O0")
+    first, last = body.region
+    key = (str(recipe), str(launch_path), seed, body.region)
+    if key not in _REFERENCE:
+        _REFERENCE[key] = _reference(fn, rec, launch, words, values, shared_syms, params,
+                                     first, last, seed)
+    lanes, lane_live = _REFERENCE[key]
+    scratch = shared_syms.get(rec.const("SCRATCH"), SHARED_BASE)
     args = []
     for lane in range(32):
         row = []
