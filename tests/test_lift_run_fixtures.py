@@ -8,15 +8,21 @@ carry the GPU proof's two negative controls, which must change what the host com
 from __future__ import annotations
 
 import json
+import random
 import sys
 
 import pytest
 from conftest import ROOT
+from lift_host import build, run
 from lift_region_run import run_region
+from ptx_interp import Machine
+from ptx_interp import run as interp_run
 
 from rrsplice.analysis.mma import phases as find_phases
 from rrsplice.infra.cache import load_analysis
+from rrsplice.lift import LiftError, lift_region
 from rrsplice.ptx.parser import parse
+from rrsplice.workflow.recipe import load_recipe
 
 LAYER = ROOT / "corpus_fixtures" / "layer"
 
@@ -133,15 +139,6 @@ def test_loop_regions_on_the_host_as_the_interpreter_runs_them(tmp_path, name):
     `rem`, global loads) lifted and run on the host against tests/ptx_interp.py, from the
     kernel's own prologue on 40 random rows; every exit is taken. `--staging image` is
     refused: the region holds no mma to stage for."""
-    import random
-
-    from ptx_interp import Machine
-    from ptx_interp import run as interp_run
-
-    from rrsplice.lift import LiftError, lift_region
-    from rrsplice.workflow.recipe import load_recipe
-    from lift_host import build, run
-
     recipe = ROOT / "recipes" / f"{name}.py"
     with pytest.raises(LiftError, match="needs a phase inside the cut"):
         lift_region(recipe, "image")
