@@ -1,8 +1,10 @@
 #!/usr/bin/env python3
 """Build the GPU proof of lifted whole-region bodies, on a machine without a GPU.
 
-For each repository recipe of a real-compiler fixture (swin_{tiny,small,big}_sm89, run as
-sm_90) and each staging mode (`registers`, `image`):
+For each repository recipe of a real-compiler fixture (swin_{tiny,small,big}_sm89 by default;
+`--fixtures` also takes any cut_call recipe whose kernel has a launch description, e.g. the
+layer fixtures' recipes/layer_epi_sm89.py; sm_89 PTX is run as sm_90) and each staging mode
+(`registers`, `image`):
 
     rrsplice body new <recipe> --staging <mode> -o <cut>.cu       (+ rr_lift.h, rr_mma.h)
     rrsplice apply <recipe> -o patched.ptx;  ptxas -c -arch=sm_90 patched.ptx
@@ -10,13 +12,16 @@ sm_90) and each staging mode (`registers`, `image`):
 
 plus two negative controls per fixture, which must mismatch:
 
-* `rounding`: the registers body with its first `cvt.rn.f16x2.f32` lifted as `.rz`;
+* `rounding`: the registers body with its first `cvt.rn.f16x2.f32` lifted as `.rz` (bodies
+  with no f16 conversion, the layer fixtures': its first `fma.rn` lifted as `fma.rm.f32`);
 * `swapped`: the image body with the values of its first two `rr_stage_a` calls exchanged.
 
 Writes the cubins and a `manifest.json` for `scripts/gpu_diff.py` under OUT (default
 build/gpu_lift); run there on the GPU machine:
 
     python3 scripts/gpu_prepare_lift.py [--out build/gpu_lift] [--fixtures tiny small big]
+    python3 scripts/gpu_prepare_lift.py --fixtures recipes/layer_epi_sm89.py \
+        recipes/layer_epi_fast_sm89.py RECIPE=LAUNCH.json
     python3 scripts/gpu_diff.py build/gpu_lift/manifest.json --out lift_results.json
 """
 
@@ -35,7 +40,6 @@ sys.path.insert(0, str(ROOT))
 sys.path.insert(0, str(ROOT / "scripts"))
 
 from gpu_prepare_body import ARCH, build, rr, sh  # noqa: E402
-
 
 #: (form, its flipped form), in order of preference: the first the body calls is flipped
 FLIPS = [("cvt.rn.f16x2.f32", "cvt.rz.f16x2.f32"), ("cvt.rn.f16.f32", "cvt.rz.f16.f32"),
@@ -76,29 +80,80 @@ def swap_stagings(body: str) -> tuple:
             f"{va} <-> {vb} staged at each other's (row, k)")
 
 
+def find_launch(recipe: Path, entry: str, module: Path) -> Path:
+    """The launch description of a recipe's kernel: the one `*.launch.json` under
+    corpus_fixtures/ (or beside the module) whose kernel is the recipe's entry and whose
+    `ptx` names the module."""
+    found = []
+    for d in dict.fromkeys([module.parent, ROOT / "corpus_fixtures"]):
+        for path in sorted(d.rglob("*.launch.json")):
+            try:
+                desc = json.loads(path.read_text())
+            except (OSError, ValueError):
+                continue
+            if desc.get("kernel") == entry and module.name in (desc.get("ptx") or {}).values():
+                found.append(path.resolve())
+    found = list(dict.fromkeys(found))
+    if len(found) != 1:
+        raise SystemExit(f"{recipe}: {'no' if not found else len(found)} launch description(s) "
+                         f"for {entry} in {module.name}; give one as RECIPE=LAUNCH.json")
+    return found[0]
+
+
+def resolve_fixture(arg: str) -> tuple:
+    """(name, recipe, module, launch) of a --fixtures item: `tiny`/`small`/`big` (the
+    swin_*_sm89 recipes), a recipe path, or RECIPE=LAUNCH.json."""
+    from rrsplice.workflow.recipe import load_recipe, resolve_module
+    if "=" in arg:
+        r, lp = arg.split("=", 1)
+        recipe, launch = Path(r).resolve(), Path(lp).resolve()
+    elif arg.endswith(".py") or "/" in arg:
+        recipe, launch = Path(arg).resolve(), None
+    else:
+        recipe = ROOT / "recipes" / f"swin_{arg}_sm89.py"
+        launch = ROOT / "corpus_fixtures" / f"swin_{arg}.launch.json"
+    if not recipe.is_file():
+        raise SystemExit(f"{arg}: no recipe {recipe}")
+    rec = load_recipe(recipe)
+    module = Path(resolve_module(rec, None)[0]).resolve()
+    if launch is None:
+        launch = find_launch(recipe, rec.const("ENTRY"), module)
+    name = arg if recipe.parent == ROOT / "recipes" and "/" not in arg and "=" not in arg \
+        else recipe.stem
+    return name, recipe, module, launch
+
+
+def _rel(p: Path) -> str:
+    try:
+        return str(p.relative_to(ROOT))
+    except ValueError:
+        return str(p)
+
+
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--out", default=str(ROOT / "build" / "gpu_lift"))
-    ap.add_argument("--fixtures", nargs="+", default=["tiny", "small", "big"])
+    ap.add_argument("--fixtures", nargs="+", default=["tiny", "small", "big"],
+                    help="tiny, small, big (the swin_*_sm89 recipes), or any cut_call recipe "
+                         "whose kernel has a launch description (found under corpus_fixtures/ "
+                         "by kernel and module, or given as RECIPE=LAUNCH.json), e.g. "
+                         "recipes/layer_epi_sm89.py")
     args = ap.parse_args()
+    fixtures = [resolve_fixture(a) for a in args.fixtures]
     out = Path(args.out).resolve()
     if out.exists():
         shutil.rmtree(out)
     out.mkdir(parents=True)
     manifest = {"arch": ARCH, "optimize": True, "runs": [], "fixtures": {}}
-    for fx in args.fixtures:
+    for fx, recipe, ptx, launch in fixtures:
         t0 = time.perf_counter()
-        recipe = ROOT / "recipes" / f"swin_{fx}_sm89.py"
-        ptx = ROOT / "corpus_fixtures" / f"swin_{fx}_sm89.ptx"
-        launch = ROOT / "corpus_fixtures" / f"swin_{fx}.launch.json"
         kernel = json.loads(launch.read_text())["kernel"]
         fdir = out / fx
         fdir.mkdir()
         orig = fdir / "original.cubin"
         sh(["ptxas", f"-arch={ARCH}", ptx, "-o", orig], "ptxas original")
-        manifest["fixtures"][fx] = {"ptx": str(ptx.relative_to(ROOT)), "kernel": kernel,
-                                    "launch": str(launch.relative_to(ROOT)),
-                                    "original_cubin": str(orig.relative_to(ROOT))}
+        manifest["fixtures"][fx] = {"ptx": _rel(ptx), "kernel": kernel, "launch": _rel(launch),
+                                    "original_cubin": _rel(orig)}
         for staging in ("registers", "image"):
             d = fdir / staging
             d.mkdir()
@@ -127,10 +182,10 @@ def main() -> int:
                 manifest["runs"].append({
                     "fixture": fx, "cut": cut, "what": what, "region": info["region"],
                     "lines": [], "abi": "scratch", "passed": 0, "recomputed": 0,
-                    "returned": 0, "cubin": str(built["cubin"].relative_to(ROOT)),
+                    "returned": 0, "cubin": _rel(built["cubin"]),
                     "kernel": kernel, "check_exit": 0, "expect_match": expect,
-                    "resources": built["resources"], "body": str(src.relative_to(ROOT)),
-                    "recipe": str(recipe.relative_to(ROOT)), "notes": info["notes"]})
+                    "resources": built["resources"], "body": _rel(src),
+                    "recipe": _rel(recipe), "notes": info["notes"]})
                 print(f"{fx:6} {cut:10} {info['region']:14} {built['resources']}", flush=True)
         print(f"{fx}: {time.perf_counter() - t0:.1f}s", flush=True)
     (out / "manifest.json").write_text(json.dumps(manifest, indent=1))
