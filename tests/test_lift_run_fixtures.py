@@ -180,3 +180,26 @@ def test_loop_regions_on_the_host_as_the_interpreter_runs_them(tmp_path, name):
         assert got == [m.regs[r] for r in rets], (n, live, got)
         assert after == words
     assert len(exits) == LOOPS[name][1], exits     # every way out taken, by some input
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("stem", ["layer_epi", "layer_epi_fast"])
+def test_the_layer_bodies_compile_warning_free_for_the_gpu_and_gfx1201(tmp_path, stem):
+    """The forms the layer fixtures added (tanh.approx, copysign, cvt.sat, fma.rm) in a
+    whole-layer body: nvcc -O3 for sm_90 (where the GPU proof runs sm_89 PTX) and clang-19
+    for gfx1201, no warning."""
+    import shutil
+    import subprocess
+    nvcc, clang = shutil.which("nvcc"), shutil.which("clang-19")
+    assert nvcc and clang, "nvcc and clang-19 are needed"
+    body = lift_region(ROOT / "recipes" / f"{stem}_sm89.py", "registers")
+    (tmp_path / "body.cu").write_text(body.text)
+    (tmp_path / "rr_lift.h").write_text(body.header)
+    assert body.text.count("/* ==== phase ") == 4
+    r = subprocess.run([nvcc, "-O3", "-arch=sm_90", "-rdc=true", "-c", "body.cu", "-o", "b.o"],
+                       cwd=tmp_path, capture_output=True, text=True)
+    assert r.returncode == 0 and "warning" not in r.stderr, r.stderr[:2000]
+    r = subprocess.run([clang, "-x", "hip", "--offload-arch=gfx1201", "-nogpuinc", "-nogpulib",
+                        "-fgpu-rdc", "-O0", "-c", "body.cu", "-o", "b_hip.o"], cwd=tmp_path,
+                       capture_output=True, text=True)
+    assert r.returncode == 0 and "warning" not in r.stderr, r.stderr[:2000]
