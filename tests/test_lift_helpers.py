@@ -398,3 +398,37 @@ def test_cvt_sat_and_copysign_f32_random_bits(helpers):
     got = np.array(helpers("copysign.f32", list(zip(map(int, a), map(int, b), strict=False))),
                    dtype=np.uint32)
     assert (got == ((b & 0x7FFFFFFF) | (a & 0x80000000))).all()
+
+
+def _ref_e4m3_of_f32(u: int) -> int:
+    """f32 bits -> e4m3, rounded once to nearest even, satfinite, NaN 0x7f, sign kept."""
+    import bisect
+    x = np.array([u], dtype=np.uint32).view(np.float32)[0]
+    if np.isnan(x):
+        return 0x7F
+    neg = bool(u >> 31)
+    if not np.isfinite(x) or abs(Fraction(float(x))) >= 448:
+        return (0x80 if neg else 0) | 0x7E
+    mag = abs(Fraction(float(x)))
+    i = bisect.bisect_left(_POS_VALUES, mag)
+    cands = [_POS[j] for j in (i - 1, i) if 0 <= j < len(_POS)]
+    return (0x80 if neg else 0) | min(cands, key=lambda vb: (abs(vb[0] - mag), vb[1] & 1))[1]
+
+
+def test_cvt_e4m3x2_f32_ties_and_random(helpers):
+    """cvt.rn.satfinite.e4m3x2.f32 d, a, b (a to the high byte): every midpoint between
+    neighbouring e4m3 values and one f32 ulp either side (where rounding through f16 to
+    nearest would round twice), random f32 and the specials."""
+    mids = [(v0 + v1) / 2 for (v0, _), (v1, _) in zip(_POS, _POS[1:], strict=False)]
+    xs = []
+    for m in mids:
+        u = int(np.array([float(m)], dtype=np.float32).view(np.uint32)[0])
+        xs += [u - 1, u, u + 1, u ^ 0x80000000, (u + 1) ^ 0x80000000]
+    rng = np.random.default_rng(10)
+    xs += rng.uniform(-500, 500, 3000).astype(np.float32).view(np.uint32).tolist()
+    xs += rng.integers(0, 2 ** 32, 3000, dtype=np.uint64).astype(np.uint32).tolist()
+    xs += [0, 0x80000000, 0x7F800000, 0xFF800000, 0x7FC00000, 0x00000001, 0x3A800000]
+    pairs = [(xs[i], xs[-1 - i]) for i in range(len(xs))]
+    got = helpers("cvt.rn.satfinite.e4m3x2.f32", pairs)
+    for (a, b), g in zip(pairs, got, strict=True):
+        assert g == (_ref_e4m3_of_f32(a) << 8 | _ref_e4m3_of_f32(b)), (hex(a), hex(b), hex(g))
