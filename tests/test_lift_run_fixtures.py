@@ -225,3 +225,15 @@ def test_gpu_prepare_lift_finds_each_recipes_launch_description():
     assert g.resolve_fixture(pair)[3].name == "swin_small.launch.json"
     with pytest.raises(SystemExit, match="no launch description.*for nested"):
         g.resolve_fixture("recipes/loops_nested.py")
+
+
+@pytest.mark.slow
+def test_the_layer_fixtures_are_what_their_generator_writes(ptxas_path):
+    """scripts/make_layer_fixtures.py --check: nvcc, ptxas and the recipe scaffolding give
+    the committed PTX, ground truth, launch descriptions and recipes byte for byte."""
+    import shutil
+    import subprocess
+    assert shutil.which("nvcc"), "nvcc is needed"
+    r = subprocess.run([sys.executable, str(ROOT / "scripts" / "make_layer_fixtures.py"),
+                        "--check"], capture_output=True, text=True, cwd=ROOT)
+    assert r.returncode == 0, r.stdout + r.stderr
