@@ -1,8 +1,10 @@
 #!/usr/bin/env python3
 """Build the GPU proof of lifted whole-region bodies, on a machine without a GPU.
 
-For each repository recipe of a real-compiler fixture (swin_{tiny,small,big}_sm89, run as
-sm_90) and each staging mode (`registers`, `image`):
+For each repository recipe of a real-compiler fixture (swin_{tiny,small,big}_sm89 by default;
+`--fixtures` also takes any cut_call recipe whose kernel has a launch description, e.g. the
+layer fixtures' recipes/layer_epi_sm89.py; sm_89 PTX is run as sm_90) and each staging mode
+(`registers`, `image`):
 
     rrsplice body new <recipe> --staging <mode> -o <cut>.cu       (+ rr_lift.h, rr_mma.h)
     rrsplice apply <recipe> -o patched.ptx;  ptxas -c -arch=sm_90 patched.ptx
@@ -10,16 +12,21 @@ sm_90) and each staging mode (`registers`, `image`):
 
 plus two negative controls per fixture, which must mismatch:
 
-* `rounding`: the registers body with its first `cvt.rn.f16x2.f32` lifted as `.rz`;
+* `rounding`: the registers body with its first `cvt.rn.f16x2.f32` lifted as `.rz` (bodies
+  with no f16 conversion, the layer fixtures': `requant`, the operands of its first
+  `cvt.rn.satfinite.e4m3x2.f32` exchanged; see registers_control);
 * `swapped`: the image body with the values of its first two `rr_stage_a` calls exchanged;
-* `b-swapped` (a region without a rounding to flip): the registers body with its first mma's
-  two B registers exchanged.
+* `b-swapped` (a region with neither to change: loads and mma only): the registers body
+  with its first mma's two B registers exchanged.
 
 Writes the cubins and a `manifest.json` for `scripts/gpu_diff.py` under OUT (default
 build/gpu_lift); run there on the GPU machine:
 
     python3 scripts/gpu_prepare_lift.py [--out build/gpu_lift] [--fixtures tiny small big]
-                                        [--recipes recipes/frag_triton.py ...]
+    python3 scripts/gpu_prepare_lift.py --fixtures recipes/layer_epi_sm89.py \
+        recipes/layer_epi_fast_sm89.py RECIPE=LAUNCH.json
+    python3 scripts/gpu_prepare_lift.py --out build/gpu_lift2 --recipes recipes/frag_*.py \
+        recipes/tiny_family.py --staging registers image
     python3 scripts/gpu_diff.py build/gpu_lift/manifest.json --out lift_results.json
 """
 
@@ -56,20 +63,50 @@ def flip_rounding(body: str, header: str) -> tuple:
         raise SystemExit("the body has no cvt.rn.f16x2.f32 or cvt.rn.f16.f32 to flip")
     line = body.count("\n", 0, i) + 1
     body = body[:i] + rz.helper + body[i + len(rn.helper):]
-    extra = helper_text(rz)
-    header = header.replace("#endif /* RR_LIFT_H */", extra + "\n\n#endif /* RR_LIFT_H */")
+    if f" {rz.helper}(" not in header:
+        header = header.replace("#endif /* RR_LIFT_H */",
+                                helper_text(rz) + "\n\n#endif /* RR_LIFT_H */")
     return body, header, f"line {line}: {rn.form} lifted as {rz.form}"
+
+
+def swap_requant(body: str) -> tuple:
+    """The body with the two operands of its first `cvt.rn.satfinite.e4m3x2.f32` exchanged
+    (the two e4m3 bytes of one requantised A half-register swapped)."""
+    from rrsplice.lift.semantics import ROWS
+    helper = ROWS["cvt.rn.satfinite.e4m3x2.f32"].helper
+    m = re.search(re.escape(helper) + r"\((\w+), (\w+)\)", body)
+    if m is None:
+        raise SystemExit("the body has no cvt.rn.satfinite.e4m3x2.f32 to swap")
+    line = body.count("\n", 0, m.start()) + 1
+    return (body[:m.start()] + f"{helper}({m.group(2)}, {m.group(1)})" + body[m.end():],
+            f"line {line}: cvt.rn.satfinite.e4m3x2.f32's operands exchanged")
 
 
 def swap_b_operands(body: str) -> tuple:
     """The body with the two B registers of its first mma exchanged (for regions with no
-    rounding to flip: a phase of nothing but loads and mma)."""
+    rounding or requantisation to change: a phase of nothing but loads and mma)."""
     m = re.search(r"const rr_u32 rr_b\[2\] = \{(\w+), (\w+)\};", body)
     if m is None:
         raise SystemExit("the body has no mma B operands to exchange")
     line = body.count("\n", 0, m.start()) + 1
     return (body[:m.start(1)] + m.group(2) + ", " + m.group(1) + body[m.end(2):],
             f"line {line}: the first mma's B registers {m.group(1)}, {m.group(2)} exchanged")
+
+
+def registers_control(body: str, header: str) -> tuple:
+    """The registers body's negative control: (name, body, header, why). `rounding` (one
+    f16 conversion lifted as .rz) where the body converts to f16; else `requant` (one
+    e4m3 requantisation's operands exchanged): in the layer fixtures every value reaches
+    the output through e4m3, which absorbs a one-ulp change of any single rounding (on the
+    host the every-register comparison still sees one, tests/test_lift_run_fixtures.py)."""
+    from rrsplice.lift.semantics import ROWS
+    if any(ROWS[f].helper + "(" in body for f in ("cvt.rn.f16x2.f32", "cvt.rn.f16.f32")):
+        return ("rounding", *flip_rounding(body, header))
+    if ROWS["cvt.rn.satfinite.e4m3x2.f32"].helper + "(" in body:
+        text, why = swap_requant(body)
+        return "requant", text, header, why
+    text, why = swap_b_operands(body)
+    return "b-swapped", text, header, why
 
 
 def swap_stagings(body: str) -> tuple:
@@ -82,103 +119,127 @@ def swap_stagings(body: str) -> tuple:
             f"{va} <-> {vb} staged at each other's (row, k)")
 
 
-def launch_of(ptx: Path) -> Path:
-    """The launch description beside a module: `<stem>.launch.json`, else the swin
-    fixtures' shared `swin_<name>.launch.json` (one per kernel, every architecture)."""
-    own = ptx.with_name(ptx.stem + ".launch.json")
-    if own.exists():
-        return own
-    name = ptx.stem.split("_")[1] if ptx.stem.startswith("swin_") else ""
-    shared = ptx.with_name(f"swin_{name}.launch.json")
-    if shared.exists():
-        return shared
-    raise SystemExit(f"{ptx}: no launch description ({own.name})")
+def find_launch(recipe: Path, entry: str, module: Path) -> Path:
+    """The launch description of a recipe's kernel: the one `*.launch.json` under
+    corpus_fixtures/ (or beside the module) whose kernel is the recipe's entry and whose
+    `ptx` names the module."""
+    found = []
+    for d in dict.fromkeys([module.parent, ROOT / "corpus_fixtures"]):
+        for path in sorted(d.rglob("*.launch.json")):
+            try:
+                desc = json.loads(path.read_text())
+            except (OSError, ValueError):
+                continue
+            if desc.get("kernel") == entry and module.name in (desc.get("ptx") or {}).values():
+                found.append(path.resolve())
+    if not found:      # a family variant (same source, other flags) shares its base's launch
+        base = module.name.split("_")[:2]
+        for path in sorted((ROOT / "corpus_fixtures").glob("swin_*.launch.json")):
+            if path.name.split(".")[0].split("_")[:2] == base:
+                found.append(path.resolve())
+    found = list(dict.fromkeys(found))
+    if len(found) != 1:
+        raise SystemExit(f"{recipe}: {'no' if not found else len(found)} launch description(s) "
+                         f"for {entry} in {module.name}; give one as RECIPE=LAUNCH.json")
+    return found[0]
 
 
-def prepare(fx: str, recipe: Path, out: Path, manifest: dict,
-            stagings: tuple = ("registers", "image")) -> None:
-    """The original cubin, both staging modes' linked cubins and their controls, for one
-    recipe; appends to the manifest."""
+def resolve_fixture(arg: str) -> tuple:
+    """(name, recipe, module, launch) of a --fixtures item: `tiny`/`small`/`big` (the
+    swin_*_sm89 recipes), a recipe path, or RECIPE=LAUNCH.json."""
     from rrsplice.workflow.recipe import load_recipe, resolve_module
-    t0 = time.perf_counter()
+    if "=" in arg:
+        r, lp = arg.split("=", 1)
+        recipe, launch = Path(r).resolve(), Path(lp).resolve()
+    elif arg.endswith(".py") or "/" in arg:
+        recipe, launch = Path(arg).resolve(), None
+    else:
+        recipe = ROOT / "recipes" / f"swin_{arg}_sm89.py"
+        launch = ROOT / "corpus_fixtures" / f"swin_{arg}.launch.json"
+    if not recipe.is_file():
+        raise SystemExit(f"{arg}: no recipe {recipe}")
     rec = load_recipe(recipe)
-    ptx = resolve_module(rec)[0].resolve()
-    launch = launch_of(ptx)
-    # a variant of a family shares its launch (same source, other flags), not its name
-    kernel = rec.entry or json.loads(launch.read_text())["kernel"]
-    fdir = out / fx
-    fdir.mkdir()
-    orig = fdir / "original.cubin"
-    sh(["ptxas", f"-arch={ARCH}", ptx, "-o", orig], "ptxas original")
-    manifest["fixtures"][fx] = {"ptx": str(ptx.relative_to(ROOT)), "kernel": kernel,
-                                "launch": str(launch.relative_to(ROOT)),
-                                "original_cubin": str(orig.relative_to(ROOT))}
-    for staging in stagings:
-        d = fdir / staging
-        d.mkdir()
-        body = d / f"{fx}_{staging}.cu"
-        info = json.loads(sh(rr("body", "new", recipe, "--staging", staging, "-o", body,
-                                "--json"), f"body new {fx} {staging}").stdout)
-        runs = [(staging, d, body, f"whole region {info['region']}, {staging} staging, "
-                 f"{len(info['phases'])} phases", True)]
-        ctl = fdir / f"control_{staging}"
-        ctl.mkdir()
-        for h in ("rr_lift.h", "rr_mma.h"):
-            if (d / h).exists():
-                shutil.copy(d / h, ctl / h)
-        try:
-            if staging == "registers" and "rr_op_cvt_rn_f16" in body.read_text():
-                text, head, why = flip_rounding(body.read_text(), (d / "rr_lift.h").read_text())
-                (ctl / "rr_lift.h").write_text(head)
-                name = "rounding"
-            elif staging == "registers":
-                text, why = swap_b_operands(body.read_text())
-                name = "b-swapped"
-            else:
-                text, why = swap_stagings(body.read_text())
-                name = "swapped"
-        except SystemExit as e:     # the region has nothing this control can change
-            print(f"{fx:6} no {staging} control: {e}", flush=True)
-            manifest.setdefault("no_control", []).append(f"{fx} {staging}: {e}")
-        else:
-            bad = ctl / body.name
-            bad.write_text(text)
-            runs.append((name, ctl, bad, f"negative control: {why}", False))
-        for cut, cdir, src, what, expect in runs:
-            built = build(cdir, recipe, src, kernel)
-            manifest["runs"].append({
-                "fixture": fx, "cut": cut, "what": what, "region": info["region"],
-                "lines": [], "abi": rec.const("ABI") or "scratch", "passed": 0, "recomputed": 0,
-                "returned": 0, "cubin": str(built["cubin"].relative_to(ROOT)),
-                "kernel": kernel, "check_exit": 0, "expect_match": expect,
-                "resources": built["resources"], "body": str(src.relative_to(ROOT)),
-                "recipe": str(recipe.relative_to(ROOT)), "notes": info["notes"]})
-            print(f"{fx:6} {cut:10} {info['region']:14} {built['resources']}", flush=True)
-    print(f"{fx}: {time.perf_counter() - t0:.1f}s", flush=True)
+    module = Path(resolve_module(rec, None)[0]).resolve()
+    if launch is None:
+        launch = find_launch(recipe, rec.entry, module)
+    name = arg if recipe.parent == ROOT / "recipes" and "/" not in arg and "=" not in arg \
+        else recipe.stem
+    return name, recipe, module, launch
+
+
+def _rel(p: Path) -> str:
+    try:
+        return str(p.relative_to(ROOT))
+    except ValueError:
+        return str(p)
 
 
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--out", default=str(ROOT / "build" / "gpu_lift"))
     ap.add_argument("--fixtures", nargs="*", default=None,
-                    help="swin fixtures by name (tiny small big; the default when no "
-                         "--recipes are given)")
+                    help="tiny, small, big (the swin_*_sm89 recipes), or any cut_call recipe "
+                         "whose kernel has a launch description (found under corpus_fixtures/ "
+                         "by kernel and module, or given as RECIPE=LAUNCH.json), e.g. "
+                         "recipes/layer_epi_sm89.py")
     ap.add_argument("--recipes", nargs="*", default=[],
-                    help="any recipe whose module has a launch description beside it")
+                    help="more recipes, as --fixtures takes them (with no --fixtures: only these)")
     ap.add_argument("--staging", nargs="+", default=["registers", "image"],
                     choices=["registers", "image"], help="the staging modes to build")
     args = ap.parse_args()
+    items = args.fixtures if args.fixtures is not None else ([] if args.recipes else
+                                                             ["tiny", "small", "big"])
+    fixtures = [resolve_fixture(a) for a in items + args.recipes]
     out = Path(args.out).resolve()
     if out.exists():
         shutil.rmtree(out)
     out.mkdir(parents=True)
     manifest = {"arch": ARCH, "optimize": True, "runs": [], "fixtures": {}}
-    fixtures = args.fixtures if args.fixtures is not None else \
-        ([] if args.recipes else ["tiny", "small", "big"])
-    todo = [(fx, ROOT / "recipes" / f"swin_{fx}_sm89.py") for fx in fixtures]
-    todo += [(Path(r).stem, Path(r).resolve()) for r in args.recipes]
-    for fx, recipe in todo:
-        prepare(fx, recipe, out, manifest, tuple(args.staging))
+    for fx, recipe, ptx, launch in fixtures:
+        t0 = time.perf_counter()
+        from rrsplice.workflow.recipe import load_recipe
+        rec = load_recipe(recipe)
+        kernel = rec.entry or json.loads(launch.read_text())["kernel"]
+        fdir = out / fx
+        fdir.mkdir()
+        orig = fdir / "original.cubin"
+        sh(["ptxas", f"-arch={ARCH}", ptx, "-o", orig], "ptxas original")
+        manifest["fixtures"][fx] = {"ptx": _rel(ptx), "kernel": kernel, "launch": _rel(launch),
+                                    "original_cubin": _rel(orig)}
+        for staging in args.staging:
+            d = fdir / staging
+            d.mkdir()
+            body = d / f"{fx}_{staging}.cu"
+            info = json.loads(sh(rr("body", "new", recipe, "--staging", staging, "-o", body,
+                                    "--json"), f"body new {fx} {staging}").stdout)
+            runs = [(staging, d, body, f"whole region {info['region']}, {staging} staging, "
+                     f"{len(info['phases'])} phases", True)]
+            ctl = fdir / f"control_{staging}"
+            ctl.mkdir()
+            for h in ("rr_lift.h", "rr_mma.h"):
+                if (d / h).exists():
+                    shutil.copy(d / h, ctl / h)
+            if staging == "registers":
+                name, text, head, why = registers_control(body.read_text(),
+                                                          (d / "rr_lift.h").read_text())
+                (ctl / "rr_lift.h").write_text(head)
+            else:
+                text, why = swap_stagings(body.read_text())
+                name = "swapped"
+            bad = ctl / body.name
+            bad.write_text(text)
+            runs.append((name, ctl, bad, f"negative control: {why}", False))
+            for cut, cdir, src, what, expect in runs:
+                built = build(cdir, recipe, src, kernel)
+                manifest["runs"].append({
+                    "fixture": fx, "cut": cut, "what": what, "region": info["region"],
+                    "lines": [], "abi": rec.const("ABI") or "scratch", "passed": 0, "recomputed": 0,
+                    "returned": 0, "cubin": _rel(built["cubin"]),
+                    "kernel": kernel, "check_exit": 0, "expect_match": expect,
+                    "resources": built["resources"], "body": _rel(src),
+                    "recipe": _rel(recipe), "notes": info["notes"]})
+                print(f"{fx:6} {cut:10} {info['region']:14} {built['resources']}", flush=True)
+        print(f"{fx}: {time.perf_counter() - t0:.1f}s", flush=True)
     (out / "manifest.json").write_text(json.dumps(manifest, indent=1))
     print(f"wrote {out}/manifest.json")
     return 0

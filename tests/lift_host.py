@@ -73,9 +73,10 @@ int main()
 
 
 def build(d: Path, body_text: str, header_text: str, callee: str, arg_types: list,
-          ret_bytes: int, lanes: int, words: int, shared: int = 0) -> Path:
+          ret_bytes: int, lanes: int, words: int, shared: int = 0, opt: str = "-O1") -> Path:
     """Write and compile the host program; returns the executable. The run prints the
-    first `shared` bytes of `.shared` after the call."""
+    first `shared` bytes of `.shared` after the call. `opt`: g++'s optimisation level
+    (-O0 compiles a whole-layer body several times faster; IEEE results are the same)."""
     (d / "body.cu").write_text(body_text)
     (d / "rr_lift.h").write_text(header_text)
     args = ", ".join(f"({t})args[l][{j}]" for j, t in enumerate(arg_types))
@@ -86,7 +87,7 @@ def build(d: Path, body_text: str, header_text: str, callee: str, arg_types: lis
         .replace("@CALL@", call).replace("@SHARED@", str(shared))
     (d / "main.cpp").write_text(src)
     exe = d / "host_body"
-    subprocess.run(["g++", "-std=c++20", "-O1", "-ffp-contract=off", "-pthread", "-w",
+    subprocess.run(["g++", "-std=c++20", opt, "-ffp-contract=off", "-pthread", "-w",
                     "-x", "c++", str(d / "main.cpp"), "-o", str(exe)], check=True,
                    capture_output=True, text=True)
     return exe

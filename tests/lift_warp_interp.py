@@ -39,15 +39,18 @@ def round_binary(x: Fraction, mant: int, emin: int, emax: int) -> tuple:
     m = abs(x)
     if m == 0:
         return 0, 0
-    e = emin
-    while m >= Fraction(2) ** (e + 1):
-        e += 1
-    q = m / Fraction(2) ** (e - mant)
-    fl = q.numerator // q.denominator
-    rem = q - fl
-    if rem > Fraction(1, 2) or (rem == Fraction(1, 2) and fl & 1):
+    n, d = m.numerator, m.denominator
+    e = n.bit_length() - d.bit_length()          # 2^e <= m < 2^(e+1), or one above
+    if (n << max(0, -e)) < (d << max(0, e)):
+        e -= 1
+    sub = e < emin
+    e = max(e, emin)
+    sh = mant - e                                # q = m * 2^sh, rounded to an integer
+    num, den = (n << sh, d) if sh >= 0 else (n, d << -sh)
+    fl, rem = divmod(num, den)
+    if 2 * rem > den or (2 * rem == den and fl & 1):
         fl += 1
-    if m < Fraction(2) ** emin:
+    if sub:
         return (1, 0) if fl == 1 << mant else (0, fl)
     if fl == 1 << (mant + 1):
         fl, e = fl >> 1, e + 1
@@ -119,7 +122,7 @@ def f16_to_e4m3(h: int, relu: bool) -> int:
     i = bisect.bisect_left(_POS_V, mag)
     v, b = min((_POS[j] for j in (i - 1, i) if 0 <= j < len(_POS)),
                key=lambda vb: (abs(vb[0] - mag), vb[1] & 1))
-    return (0x80 if neg and b else 0) | b if not (relu and b == 0) else 0
+    return 0 if relu and b == 0 else (0x80 if neg else 0) | b   # -0 below 2^-10: 0x80
 
 
 # ---------------------------------------------------------------- scalar forms
@@ -243,6 +246,78 @@ def _div_approx(a, b):
         return ftz32(f32_bits(np.float32(x * np.float32(f32_value(ftz32(f32_bits(r)))))))
 
 
+def f32_to_e4m3(u: int) -> int:
+    """cvt.rn.satfinite.e4m3x2.f32, one element: the f32 rounded once to nearest even
+    e4m3, beyond 448 to 448, NaN to 0x7f, the sign kept (-0 for tiny negatives)."""
+    x = f32_value(u)
+    if np.isnan(x):
+        return 0x7F
+    neg = bool(u >> 31)
+    if np.isinf(x) or abs(Fraction(float(x))) >= 448:
+        return (0x80 if neg else 0) | 0x7E
+    mag = abs(Fraction(float(x)))
+    i = bisect.bisect_left(_POS_V, mag)
+    _v, b = min((_POS[j] for j in (i - 1, i) if 0 <= j < len(_POS)),
+                key=lambda vb: (abs(vb[0] - mag), vb[1] & 1))
+    return (0x80 if neg else 0) | b
+
+
+def f32_round_down(x: Fraction) -> int:
+    """The f32 bits of x rounded toward -infinity (x != 0)."""
+    m = abs(x)
+    e = -126
+    while m >= Fraction(2) ** (e + 1):
+        e += 1
+    q = m / Fraction(2) ** (e - 23)
+    fl = q.numerator // q.denominator
+    if x < 0 and fl != q:
+        fl += 1                      # a negative value's magnitude rounds up
+    if fl == 1 << 24:
+        fl, e = fl >> 1, e + 1
+    sign = 0x80000000 if x < 0 else 0
+    if e > 127:
+        return sign | (0x7F800000 if x < 0 else 0x7F7FFFFF)
+    if fl < 1 << 23:                 # subnormal (e is -126)
+        return sign | fl
+    return sign | ((e + 127) << 23) | (fl - (1 << 23))
+
+
+def _fma_rm(a, b, c):
+    vs = [f32_value(u) for u in (a, b, c)]
+    if not all(np.isfinite(v) for v in vs):
+        with np.errstate(all="ignore"):
+            return f32_bits(np.float32(np.float64(vs[0]) * np.float64(vs[1]) + np.float64(vs[2])))
+    x, y, z = (Fraction(float(v)) for v in vs)
+    s = x * y + z
+    if s == 0:                       # rounding down: -0 unless both addends are +0
+        pos = x * y == 0 and z == 0 and (a >> 31) == (b >> 31) and not c >> 31
+        return 0 if pos else 0x80000000
+    return f32_round_down(s)
+
+
+def _sat(a):
+    x = f32_value(a)
+    return 0 if np.isnan(x) or x <= 0 else (0x3F800000 if x >= 1 else a)
+
+
+_LIBM.tanhf.restype = ctypes.c_float
+_LIBM.tanhf.argtypes = [ctypes.c_float]
+
+
+def _tanh(a):
+    return f32_bits(_LIBM.tanhf(float(f32_value(a))))
+
+
+def _rcp_ftz(a):
+    with np.errstate(all="ignore"):
+        return ftz32(f32_bits(np.float32(1) / f32_value(ftz32(a))))
+
+
+def _rsqrt_plain(a):
+    with np.errstate(all="ignore"):
+        return f32_bits(np.float32(1) / np.sqrt(f32_value(a)))
+
+
 def _f16_of_f32(a):
     x = f32_value(a)
     if np.isnan(x):
@@ -269,6 +344,20 @@ FORMS = {
     "ex2.approx.ftz.f32": (32, (32,), _ex2),
     "rsqrt.approx.ftz.f32": (32, (32,), _rsqrt),
     "div.approx.ftz.f32": (32, (32, 32), _div_approx),
+    "sub.f32": (32, (32, 32), _f32_op(np.subtract, False)),
+    "div.rn.f32": (32, (32, 32), _f32_op(np.divide, False)),
+    "max.f32": (32, (32, 32), _minmax32(True, False)),
+    "min.f32": (32, (32, 32), _minmax32(False, False)),
+    "neg.f32": (32, (32,), lambda a: a ^ 0x80000000),
+    "abs.f32": (32, (32,), lambda a: a & 0x7FFFFFFF),
+    "copysign.f32": (32, (32, 32), lambda a, b: (b & 0x7FFFFFFF) | (a & 0x80000000)),
+    "cvt.sat.f32.f32": (32, (32,), _sat),
+    "fma.rm.f32": (32, (32, 32, 32), _fma_rm),
+    "tanh.approx.f32": (32, (32,), _tanh),
+    "rcp.approx.ftz.f32": (32, (32,), _rcp_ftz),
+    "rsqrt.approx.f32": (32, (32,), _rsqrt_plain),
+    "cvt.rn.satfinite.e4m3x2.f32": (16, (32, 32),
+                                    lambda a, b: f32_to_e4m3(b) | (f32_to_e4m3(a) << 8)),
     "add.f16x2": (32, (32, 32), _h2(_h_binop(_add))),
     "sub.f16x2": (32, (32, 32), _h2(_h_binop(_sub))),
     "mul.f16x2": (32, (32, 32), _h2(_h_binop(_mul))),
@@ -416,6 +505,12 @@ def _lane(st, m: pi.Machine) -> None:
                 if not isinstance(x, Sink):
                     m.write(x, v >> (part * i), part)
         return
+    if st.base == "setp" and "f32" in st.modifiers:
+        _setp_f32(st, m)
+        return
+    if form == "selp.f32":
+        m.write(ops[0], _bits(m, ops[1] if m.pred(ops[3]) else ops[2], 32), 32)
+        return
     if st.base == "mov" and isinstance(ops[0], Reg):
         w = st.view.type.bits
         m.write(ops[0], _bits(m, ops[1], w), w)
@@ -424,6 +519,29 @@ def _lane(st, m: pi.Machine) -> None:
     if st.base in ("ld", "st"):     # a float load or store moves bits
         mods = tuple({"f32": "b32", "f64": "b64", "f16": "b16"}.get(x, x) for x in mods)
     pi._execute(st, st.base, mods, ops, m)
+
+
+#: the ordered float comparisons (false when either operand is NaN)
+_FCMP = {"eq": np.equal, "ne": np.not_equal, "lt": np.less, "le": np.less_equal,
+         "gt": np.greater, "ge": np.greater_equal}
+
+
+def _setp_f32(st, m: pi.Machine) -> None:
+    """setp.<cmp>[.ftz].f32 p[|q], a, b (no combining operator): q = !p."""
+    cmp = next(x for x in st.modifiers if x in _FCMP)
+    if any(x in ("and", "or", "xor") for x in st.modifiers):
+        raise pi.Unsupported(f"{st.opcode}: a combining setp")
+    ftz = "ftz" in st.modifiers
+    a, b = (f32_value(ftz32(v) if ftz else v)
+            for v in (_bits(m, o, 32) for o in st.operands[1:3]))
+    r = bool(_FCMP[cmp](a, b)) and not (cmp == "ne" and (np.isnan(a) or np.isnan(b)))
+    d = st.operands[0]
+    if isinstance(d, PredPair):
+        m.write(d.first, int(r), 1)
+        if not isinstance(d.second, Sink):
+            m.write(d.second, int(not r), 1)
+    else:
+        m.write(d, int(r), 1)
 
 
 def run_warp(fn, lanes: list, first: int, last: int) -> None:

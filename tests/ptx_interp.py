@@ -145,10 +145,12 @@ def _space(mods) -> str:
     return "global"
 
 
-def run(fn, machine: Machine, first: int = 1, last: int = None, max_steps: int = 10000) -> str:
+def run(fn, machine: Machine, first: int = 1, last: int = None, max_steps: int = 10000,
+        branch_out: bool = False) -> str:
     """Execute statements `first`..`last` of `fn` (1-based, inclusive) from `first`.
     Returns "exit" when control leaves `last` by falling through, "ret" when the thread
-    executes `ret`. A branch to a label outside first..last is an error (Unsupported)."""
+    executes `ret`. A branch to a label outside first..last is an error (Unsupported),
+    unless `branch_out`: then it returns "exit:LABEL" (a region's early exit)."""
     stmts = fn.statements
     last = len(stmts) if last is None else last
     labels = {st.label: st.index for st in stmts if st.is_label}
@@ -173,6 +175,8 @@ def run(fn, machine: Machine, first: int = 1, last: int = None, max_steps: int =
         if base == "bra":
             target = labels[ops[0].name]
             if not first <= target <= last:
+                if branch_out:
+                    return f"exit:{ops[0].name}"
                 raise Unsupported(f"branch to {ops[0].name} outside s{first}-s{last}")
             i = target
             continue

@@ -334,3 +334,101 @@ def test_integer_rows_random(helpers, form):
         elif base == "cvt":
             r = s(o[0], 32)
         assert g == r & ((1 << w) - 1), (form, o, g)
+
+
+def _round_f32_down(x: Fraction) -> int:
+    """Exact rational (nonzero) -> f32 bits rounded toward -infinity, from the two
+    nearest-even neighbours: the largest f32 not above x."""
+    r = _round_f32(x)
+    v = Fraction(float(np.array([r], dtype=np.uint32).view(np.float32)[0])) \
+        if (r & 0x7F800000) != 0x7F800000 else None
+    if v is None:                          # nearest-even overflowed
+        return 0x7F7FFFFF if x > 0 else 0xFF800000
+    if v <= x:
+        return r
+    # one step down: toward -inf
+    if r == 0 or r == 0x80000000:
+        return 0x80000001
+    return r + 1 if r >> 31 else r - 1
+
+
+def test_fma_rm_f32_against_exact_rationals(helpers):
+    """fma.rm.f32 (nvcc's expf range reduction): a*b + c rounded toward -inf, every sign,
+    near the subnormals and at exact zeros, against the exact rational rounded down."""
+    rng = np.random.default_rng(8)
+    n = 6000
+    a, b, c = (rng.standard_normal(n).astype(np.float32) for _ in range(3))
+    a[:400] *= np.float32(2.0 ** -70)      # products near and below the subnormals
+    b[:400] *= np.float32(2.0 ** -70)
+    c[:200] = 0
+    c[200:400] *= np.float32(2.0 ** -135)
+    a[400:600] = 1.0                       # exact cancellations: 1 * b + (-b)
+    c[400:600] = -b[400:600]
+    a[600:650] = np.float32(3.0e38)        # overflow both ways
+    b[600:650] = np.where(np.arange(50) % 2, 4.0, -4.0).astype(np.float32)
+    c[650:700] = -0.0
+    a[650:700] = 0.0
+    got = helpers("fma.rm.f32", list(zip(*(map(int, v.view(np.uint32)) for v in (a, b, c)),
+                                         strict=False)))
+    for i in range(n):
+        x, y, z = (Fraction(float(v[i])) for v in (a, b, c))
+        s = x * y + z
+        if s == 0:
+            both_pos = x * y == 0 and z == 0 and not np.signbit(c[i]) and \
+                (np.signbit(a[i]) == np.signbit(b[i]))
+            want = 0 if both_pos else 0x80000000
+        else:
+            want = _round_f32_down(s)
+        assert got[i] == want, (a[i], b[i], c[i], hex(got[i]), hex(want))
+
+
+def test_cvt_sat_and_copysign_f32_random_bits(helpers):
+    rng = np.random.default_rng(9)
+    a = rng.integers(0, 2 ** 32, 20000, dtype=np.uint64).astype(np.uint32)
+    a[:100] = [0x80000000, 0, 0x3F800000, 0xBF800000, 0x7FC00000, 0xFFC00001, 0x7F800000,
+               0xFF800000, 0x00000001, 0x3F7FFFFF] * 10
+    a[100:5000] = rng.uniform(-0.5, 1.5, 4900).astype(np.float32).view(np.uint32)
+    got = np.array(helpers("cvt.sat.f32.f32", [(int(x),) for x in a]), dtype=np.uint32)
+    x = a.view(np.float32)
+    with np.errstate(invalid="ignore"):
+        want = np.where(np.isnan(x) | (x <= 0), np.float32(0),
+                        np.minimum(x, np.float32(1))).astype(np.float32).view(np.uint32)
+    assert (got == want).all()                     # NaN and -0 both give +0
+    b = rng.integers(0, 2 ** 32, 20000, dtype=np.uint64).astype(np.uint32)
+    got = np.array(helpers("copysign.f32", list(zip(map(int, a), map(int, b), strict=False))),
+                   dtype=np.uint32)
+    assert (got == ((b & 0x7FFFFFFF) | (a & 0x80000000))).all()
+
+
+def _ref_e4m3_of_f32(u: int) -> int:
+    """f32 bits -> e4m3, rounded once to nearest even, satfinite, NaN 0x7f, sign kept."""
+    import bisect
+    x = np.array([u], dtype=np.uint32).view(np.float32)[0]
+    if np.isnan(x):
+        return 0x7F
+    neg = bool(u >> 31)
+    if not np.isfinite(x) or abs(Fraction(float(x))) >= 448:
+        return (0x80 if neg else 0) | 0x7E
+    mag = abs(Fraction(float(x)))
+    i = bisect.bisect_left(_POS_VALUES, mag)
+    cands = [_POS[j] for j in (i - 1, i) if 0 <= j < len(_POS)]
+    return (0x80 if neg else 0) | min(cands, key=lambda vb: (abs(vb[0] - mag), vb[1] & 1))[1]
+
+
+def test_cvt_e4m3x2_f32_ties_and_random(helpers):
+    """cvt.rn.satfinite.e4m3x2.f32 d, a, b (a to the high byte): every midpoint between
+    neighbouring e4m3 values and one f32 ulp either side (where rounding through f16 to
+    nearest would round twice), random f32 and the specials."""
+    mids = [(v0 + v1) / 2 for (v0, _), (v1, _) in zip(_POS, _POS[1:], strict=False)]
+    xs = []
+    for m in mids:
+        u = int(np.array([float(m)], dtype=np.float32).view(np.uint32)[0])
+        xs += [u - 1, u, u + 1, u ^ 0x80000000, (u + 1) ^ 0x80000000]
+    rng = np.random.default_rng(10)
+    xs += rng.uniform(-500, 500, 3000).astype(np.float32).view(np.uint32).tolist()
+    xs += rng.integers(0, 2 ** 32, 3000, dtype=np.uint64).astype(np.uint32).tolist()
+    xs += [0, 0x80000000, 0x7F800000, 0xFF800000, 0x7FC00000, 0x00000001, 0x3A800000]
+    pairs = [(xs[i], xs[-1 - i]) for i in range(len(xs))]
+    got = helpers("cvt.rn.satfinite.e4m3x2.f32", pairs)
+    for (a, b), g in zip(pairs, got, strict=True):
+        assert g == (_ref_e4m3_of_f32(a) << 8 | _ref_e4m3_of_f32(b)), (hex(a), hex(b), hex(g))

@@ -423,11 +423,14 @@ RR_LIFT_FI float rr_ex2_approx(float x)
 RR_LIFT_FI float rr_rsqrt_approx(float x) { return __builtin_amdgcn_rsqf(x); }
 RR_LIFT_FI float rr_rcp_approx(float x) { return __builtin_amdgcn_rcpf(x); }
 RR_LIFT_FI float rr_sqrt_approx(float x) { return __builtin_amdgcn_sqrtf(x); }
+extern "C" __device__ float __ocml_tanh_f32(float);
+RR_LIFT_FI float rr_tanh_approx(float x) { return __ocml_tanh_f32(x); }
 #elif !defined(RR_LIFT_CUDA)
 RR_LIFT_FI float rr_ex2_approx(float x) { return __builtin_exp2f(x); }
 RR_LIFT_FI float rr_rsqrt_approx(float x) { return 1.0f / __builtin_sqrtf(x); }
 RR_LIFT_FI float rr_rcp_approx(float x) { return 1.0f / x; }
 RR_LIFT_FI float rr_sqrt_approx(float x) { return __builtin_sqrtf(x); }
+RR_LIFT_FI float rr_tanh_approx(float x) { return __builtin_tanhf(x); }
 #endif
 
 /* ---- warp-collective instructions ---- */

@@ -46,6 +46,24 @@ def _row(form, dst, srcs, portable, zluda, exact=True) -> Sem:
 
 # ---------------------------------------------------------------- floating point rows
 
+_FMA_RM = """const float r = __builtin_fmaf(a, b, c);
+    if (r != r) return r;
+    if (r - r != 0.0f) {   /* infinite: from an infinite operand, or an overflow */
+        if (a - a != 0.0f || b - b != 0.0f || c - c != 0.0f) return r;
+        return r > 0.0f ? 3.40282346638528859812e+38f : r;
+    }
+    const double p = (double)a * (double)b, s = p + (double)c, v = s - p;
+    const double e = (p - (s - v)) + ((double)c - v);
+    const double d = (s - (double)r) + e;     /* the sign of (a*b + c) - r */
+    if (d < 0.0) {
+        const rr_u32 u = rr_bits(r);
+        return rr_float(r == 0.0f ? 0x80000001u : (u >> 31) ? u + 1u : u - 1u);
+    }
+    if (d == 0.0 && r == 0.0f)   /* an exact zero: +0 only from +0 + +0 */
+        return (p == 0.0 && c == 0.0f && !(rr_bits64(p) >> 63) && !(rr_bits(c) >> 31))
+            ? 0.0f : -0.0f;
+    return r;"""
+
 _F = [
     # f32 arithmetic: PTX add/sub/mul.f32 round to nearest even by default; `.ftz` flushes
     # subnormal inputs and results to sign-preserving zero (PTX ISA 9.7.3). ZLUDA lowers
@@ -93,6 +111,22 @@ _F = [
     _row("div.approx.ftz.f32", "f32", "f32 f32",
          "return rr_ftz(rr_ftz(a) * rr_rcp_approx(rr_ftz(b)));",
          f"{EMIT}: emit_div_float (approx: a times the reciprocal)", exact=False),
+    _row("tanh.approx.f32", "f32", "f32", "return rr_tanh_approx(a);",
+         f"{IMPL}: tanh_f32 (__ocml_tanh_f32)", exact=False),
+    # copysign.f32 d, a, b: b's magnitude with a's sign (PTX ISA 9.7.3.3), bits only
+    _row("copysign.f32", "f32", "f32 f32",
+         "return rr_float((rr_bits(b) & 0x7fffffffu) | (rr_bits(a) & 0x80000000u));",
+         f"{EMIT}: emit_copysign (llvm.copysign(b, a))"),
+    # cvt.sat.f32.f32: clamp to [0, 1], NaN and -0 to +0 (PTX ISA 9.7.9.21 .sat)
+    _row("cvt.sat.f32.f32", "f32", "f32", "return a > 0.0f ? (a < 1.0f ? a : 1.0f) : 0.0f;",
+         "ptx/src/pass/insert_post_saturation.rs; "
+         f"{EMIT}: emit_fp_saturate (minimumnum(maximumnum(a, 0), 1))"),
+    # fma.rm.f32: a*b + c rounded once toward -inf. Portable: the nearest-even fma, one ulp
+    # down when it lies above the exact value (the sign of exact - r from an error-free sum
+    # in double, a*b being exact there); zero results signed as IEEE 754 rounding down does
+    _row("fma.rm.f32", "f32", "f32 f32 f32", _FMA_RM,
+         f"{EMIT}: emit_fma (llvm.experimental.constrained.fma, round.dynamic) under the "
+         "-inf rounding mode ptx/src/pass/instruction_mode_to_global_mode sets"),
     _row("div.full.f32", "f32", "f32 f32", "return a / b;",
          f"{EMIT}: emit_div_float (full)", exact=False),
     _row("div.rn.f32", "f32", "f32 f32", "return a / b;", f"{EMIT}: emit_div_float (rn)"),
