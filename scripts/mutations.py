@@ -471,15 +471,19 @@ MUTATIONS = [
     Mut("rrsplice/check/zluda.py", "check-empty-args", '        for ln in empty_arg_lists(text):\n            what = ',
         '        for ln in empty_arg_lists(text)[:0]:\n            what = ',
         "an empty `()` argument list accepted"),
-    Mut(CCALL, "check-undeclared", '''            if _function_decl(fn, m, r) is None:
+    Mut(CCALL, "check-undeclared", '''            if register_decl(fn, r) is None:
                 undeclared.append((st, r))
-            elif r not in returned and r not in passed:''', '''            if False:
+                in_undeclared.add((id(st), r))
+            elif r not in in_returned and r not in in_passed:''', '''            if False:
                 undeclared.append((st, r))
-            elif r not in returned and r not in passed:''', "an undeclared register the "
+                in_undeclared.add((id(st), r))
+            elif r not in in_returned and r not in in_passed:''', "an undeclared register the "
         "text reads accepted"),
-    Mut(CSCR, "check-scratch-atomic", 'kinds = {"read": "read", "write": "write", "atomic": "both"}',
+    Mut("rrsplice/analysis/provenance.py", "check-scratch-atomic",
+        'kinds = {"read": "read", "write": "write", "atomic": "both"}',
         'kinds = {"read": "read", "write": "write", "atomic": "write"}',
-        "an atomic first access after the region downgrades scratch-live to a warning"),
+        "an atomic first access after the region downgrades scratch-live to a warning",
+        tests=(T + "test_bites_check.py", T + "test_check.py", "-kscratch")),
     Mut(CSCR, "check-scratch-live-first-write", 'if first_after_kind != "write":', 'if True:',
         "a write first after the region still an error"),
     Mut(CSCR, "check-scratch-live-read", 'read_after = [i for i, k in after if k != "write"]',
@@ -496,7 +500,7 @@ MUTATIONS = [
     Mut(CRACE, "check-race-threads", 'if not loads or (threads is not None and threads <= 32):',
         'if not loads or (threads is not None and threads <= 1024):',
         "the scratch race check skipped for multi-warp blocks"),
-    Mut(CTXT, "check-strip-comments", '    return _blank_comments(text)',
+    Mut(CTXT, "check-strip-comments", '    return blank_comments(text)',
         '    return text',
         "braces inside comments counted"),
     # ------------------------------------------------------------------ outline

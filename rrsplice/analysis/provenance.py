@@ -43,6 +43,7 @@ from dataclasses import dataclass
 
 from ..ptx.isa import ADDRESS_ARITH, INT_EVAL, memory_effect
 from ..ptx.model import Address, Function, Imm, Reg, Statement, Symbol, Vector, is_special_register
+from .dataflow import analyze
 from .semantics import register_sort_key
 
 # ---------------------------------------------------------------- values
@@ -649,6 +650,15 @@ def _access_kind(st: Statement, pos: int, n_addr_before: int) -> str:
     if effect == "atomic" and st.base == "cp" and n_addr_before > 0:
         return "read"            # cp.reduce: the source is only read
     return "atomic"
+
+
+def symbol_accesses(fn: Function, sym: str) -> list:
+    """(index, 'read'|'write'|'both') of every memory access of `sym`, directly or through a
+    register derived from its address, in statement order: `symbol_uses`, reduced to the
+    JSON the recipe checks' facts memo keeps."""
+    kinds = {"read": "read", "write": "write", "atomic": "both"}
+    return sorted((a.index, kinds[a.kind]) for a in symbol_uses(analyze(fn), sym).accesses
+                  if a.kind in kinds)
 
 
 def symbol_uses(fa, symbol: str) -> SymbolUses:

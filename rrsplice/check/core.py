@@ -13,7 +13,7 @@ from ..ptx.select import SelectionError, StatementRange, lines_to_range
 from ..workflow.recipe import Recipe, load_recipe, resolve_module
 from .analysis import _analyze
 from .calls import _check_applied, _check_splice_text
-from .debug import _check_point
+from .debug import check_point
 from .flow import _check_dataflow
 from .legacy import _check_body, _check_truncate
 from .report import Report
@@ -60,7 +60,7 @@ def _kind_checks() -> dict:
     """Target kind -> the checks that run on it, in order (each takes the Report, whose
     `target` is the typed context: kind, function, lines, text, range)."""
     return {"region": (_check_applied, _check_region),
-            "point": (_check_point,),
+            "point": (check_point,),
             "truncate": (_check_applied, _check_truncate),
             "body": (_check_applied, _check_body),
             "none": ()}
@@ -90,7 +90,7 @@ def _check_region(rep: Report) -> None:
     if fn is None:
         return
     first, last = t.first_line, t.last_line
-    # region forms always set both lines and pick a function with a body (forms._function_at)
+    # region forms always set both lines and pick a function with a body (ptx.select.function_at)
     assert first is not None and last is not None and fn.body is not None
     nlines = m.line_count
     if last > nlines:

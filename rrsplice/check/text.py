@@ -8,7 +8,7 @@ from dataclasses import dataclass, field
 
 from ..ptx.errors import ParseError
 from ..ptx.model import Function, Module
-from ..ptx.parser import _blank_comments, parse_bytes
+from ..ptx.parser import blank_comments, parse_bytes
 from ..ptx.scopes import source_name
 
 PROBE = "__rrsplice_probe"
@@ -18,7 +18,7 @@ SNIPPET_HEADER = ".version 8.7\n.target sm_89\n.address_size 64\n"
 
 def _strip_comments(text: str) -> str:
     """`text` with comments (and strings) blanked, newlines kept: the parser's scanner."""
-    return _blank_comments(text)
+    return blank_comments(text)
 
 
 @dataclass

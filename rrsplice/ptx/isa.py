@@ -37,6 +37,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass
+from typing import overload
 
 # ---------------------------------------------------------------- the table
 
@@ -466,3 +467,16 @@ def ptx_type(name: str | None) -> PtxType | None:
     if not name:
         return None
     return TYPES.get(name[1:] if name.startswith(".") else name)
+
+
+@overload
+def type_bytes(name: str | None) -> int | None: ...
+@overload
+def type_bytes(name: str | None, default: int) -> int: ...
+
+
+def type_bytes(name: str | None, default: int | None = None) -> int | None:
+    """Bytes in memory of the PTX type `name` (`.b32` or `b32`; 0 for `.pred`), or `default`
+    when it is not a PTX type."""
+    row = ptx_type(name)
+    return row.bytes if row is not None else default

@@ -18,7 +18,7 @@ Rules shipped here (recipe options):
 option         rule
 =============  ===========================================================================
 ``sust``       the four surface-store shapes (``True`` or a list of kinds, see
-               :data:`~rrsplice.rewrite.sust.SUST_KINDS`) become a ``{ .param ...;
+               :data:`~rrsplice.workflow.recipe.SUST_KINDS`) become a ``{ .param ...;
                st.param ...; call d4r_sust_<kind>, (...); }`` block calling a native helper
 ``rz_round``   ``add.rz[.ftz].f32 D, X, S`` + ``cvt.rzi.f32.f32 R, D`` (CUDA's ``roundf``)
                becomes round-half-away-from-zero in the default rounding mode
