@@ -626,8 +626,9 @@ MUTATIONS = [
     Mut(ORG, "outline-block-cut", '''        if not (inside or outside or encloses):
             raise OutlineError''', '''        if False:
             raise OutlineError''', "a region cutting a { } block accepted"),
-    Mut(OCM, "outline-width-pred", '"b64": 64, "u64": 64, "s64": 64, "f64": 64, "pred": 1}',
-        '"b64": 64, "u64": 64, "s64": 64, "f64": 64, "pred": 32}', "predicates copied as "
+    Mut(OCM, "outline-width-pred", '_WIDTH = {name: t.bits for name, t in TYPES.items()}',
+        '_WIDTH = {name: 32 if name == "pred" else t.bits for name, t in TYPES.items()}',
+        "predicates copied as "
         "32-bit values",
         equivalent="a register's width decides only how a passed register is snapshot (a "
         ".shared array's address, a kernel-parameter copy, a read-back address input) and the "

@@ -41,7 +41,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from ..ptx.isa import ADDRESS_ARITH, INT_EVAL, memory_effect
+from ..ptx.isa import ADDRESS_ARITH, INT_EVAL, TYPES, element_bytes, memory_effect
 from ..ptx.model import Address, Function, Imm, Reg, Statement, Symbol, Vector, is_special_register
 from .dataflow import analyze
 from .semantics import register_sort_key
@@ -152,11 +152,12 @@ _OPAQUE = (Param, Load)
 
 # ---------------------------------------------------------------- instruction helpers
 
-_INT_TYPES = frozenset(f"{k}{n}" for k in "sub" for n in (8, 16, 32, 64))
-_FLOAT_TYPES = frozenset({"f16", "f16x2", "bf16", "bf16x2", "f32", "f64", "tf32", "e4m3",
-                          "e5m2", "e4m3x2", "e5m2x2"})
+# the scalar integer types (b, u, s of 8 to 64 bits) and every floating-point type
+_INT_TYPES = frozenset(n for n, t in TYPES.items()
+                       if t.kind in ("signed", "unsigned", "bits") and t.lanes == 1
+                       and t.bits <= 64)
+_FLOAT_TYPES = frozenset(n for n, t in TYPES.items() if t.is_float)
 _SPACES = ("param", "global", "shared", "local", "const")
-_WIDTH = {"8": 1, "16": 2, "32": 4, "64": 8, "128": 16}
 
 
 def _space(st: Statement) -> str:
@@ -165,13 +166,6 @@ def _space(st: Statement) -> str:
         if sp in _SPACES:
             return sp
     return "generic"
-
-
-def _width(st: Statement) -> int:
-    for m in reversed(st.modifiers):
-        if m[:1] in "subf" and m[1:] in _WIDTH:
-            return _WIDTH[m[1:]]
-    return 4
 
 
 def _is_float_op(st: Statement) -> bool:
@@ -518,7 +512,7 @@ class _Engine:
         root, off, dyn = split(bv)
         off += addr.offset
         space = _space(st)
-        width = _width(st)
+        width = element_bytes(st.modifiers)
         if isinstance(root, ParamBlock) and not dyn and space in ("param", "generic"):
             return Param(root.name, off + width * idx)
         if isinstance(root, (Const, Index)):
@@ -916,7 +910,7 @@ def _reload(eng: _Engine, reg: str, defs_of: dict, liveset: set, block_regs: dic
                 return None
         else:
             idx = 0
-        width = _width(st)
+        width = element_bytes(st.modifiers)
         b = addr.base
         if isinstance(b, Reg) and not b.special:
             if b.key not in liveset:

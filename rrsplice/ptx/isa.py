@@ -480,3 +480,13 @@ def type_bytes(name: str | None, default: int | None = None) -> int | None:
     when it is not a PTX type."""
     row = ptx_type(name)
     return row.bytes if row is not None else default
+
+
+def element_bytes(modifiers, default: int = 4) -> int:
+    """Bytes of one element an opcode moves: the last type among its split `modifiers` that
+    has a memory size (`ld.global.v2.u16` -> 2), `default` when none has."""
+    for m in reversed(modifiers):
+        row = TYPES.get(m)
+        if row is not None and row.bytes:
+            return row.bytes
+    return default

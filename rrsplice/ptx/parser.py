@@ -19,6 +19,7 @@ from lark import Lark, Token, Transformer
 from lark.exceptions import UnexpectedCharacters, UnexpectedEOF, UnexpectedInput, UnexpectedToken
 
 from .errors import ParseError
+from .isa import TYPES
 from .lexicon import DECL_ATTR, DECL_NAME, ITEM, SCOPE, SPLIT, grammar_text
 from .model import Block, Decl, Function, LabelledDirective, Module, Param, Statement
 from .operands import OperandSyntaxError, _int_value, clear_caches, instruction_cache, parse_instruction
@@ -324,11 +325,12 @@ def _scope_block(tok: Token) -> Block:
     return blk
 
 
-# fundamental types besides .bN/.uN/.sN/.fN (PTX ISA "Fundamental Types", "Alternate
-# Floating Point Data Formats")
-_TYPES = frozenset((".pred", ".f16x2", ".f32x2", ".bf16", ".bf16x2", ".tf32", ".e4m3", ".e5m2",
-                    ".e4m3x2", ".e5m2x2", ".e2m3", ".e3m2", ".e2m1", ".e2m1x2", ".ue8m0",
-                    ".s16x2", ".u16x2", ".s8x4", ".u8x4"))
+# the types a declaration may name besides .bN/.uN/.sN/.fN: every row of the type table, and
+# those it has no size for (PTX ISA "Fundamental Types", "Alternate Floating Point Data
+# Formats", "Packed Data Types")
+_TYPES = frozenset({"." + name for name in TYPES}
+                   | {".f32x2", ".e2m3", ".e3m2", ".e2m1", ".ue8m0", ".s16x2", ".u16x2",
+                      ".s8x4", ".u8x4"})
 
 
 def _classify_attrs(attrs):
