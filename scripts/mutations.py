@@ -397,7 +397,7 @@ MUTATIONS = [
     Mut(E, "emit-newline-crlf", 'return b"\\r\\n" if first > 0 and data[first - 1:first] == b"\\r" else b"\\n"',
         'return b"\\n"', "CRLF files get LF insertions"),
     # ------------------------------------------------------------------ splice
-    Mut(SP, "splice-same-file", '''    if _same_file(Path(path), dest):
+    Mut(SP, "splice-same-file", '''    if same_file(Path(path), dest):
         raise ApplyError''', '''    if False:
         raise ApplyError''', "writing over the input module allowed"),
     Mut(SP, "splice-check-failed", '''    if check and not report.ok:
@@ -500,8 +500,8 @@ MUTATIONS = [
     Mut(CRACE, "check-race-threads", 'if not loads or (threads is not None and threads <= 32):',
         'if not loads or (threads is not None and threads <= 1024):',
         "the scratch race check skipped for multi-warp blocks"),
-    Mut(CTXT, "check-strip-comments", '    return blank_comments(text)',
-        '    return text',
+    Mut(CC, "check-strip-comments", '    clean = blank_comments(_region_text(m, first, last))',
+        '    clean = _region_text(m, first, last)',
         "braces inside comments counted"),
     # ------------------------------------------------------------------ outline
     Mut(OR, "outline-ld-any-reloadable",
@@ -525,7 +525,7 @@ MUTATIONS = [
         "a guarded definition recomputed as if unconditional"),
     Mut(OR, "outline-multi-defs", 'elif len(defs) > 1:', 'elif len(defs) > 99:',
         "several reaching definitions: the first one recomputed"),
-    Mut(OR, "outline-impure", 'elif not (d.base in _PURE or _is_reloadable(d)):', 'elif False:',
+    Mut(OR, "outline-impure", 'elif not (d.base in PURE or _is_reloadable(d)):', 'elif False:',
         "an impure definition (atom, ld.global) recomputed"),
     Mut(OR, "outline-pseudo-source", '''                if is_pseudo(u):
                     why = f"its definition {d.sid} reads {u}"
@@ -751,10 +751,6 @@ BLIND = [
     Mut(FM, "fragmap-rows-from-cols", 'return min(x[2] for x in el), max(x[2] for x in el)',
         'return min(x[2] for x in el), max(x[3] for x in el)', "a fragment's row span ends "
         "at its last column", blind=True),
-    Mut(FM, "fragmap-roles-first-writer",
-        'order = maps if at == "in" else list(reversed(maps))',
-        'order = maps', "a returned register's role taken from the first phase writing it",
-        blind=True),
     # ------------------------------------------------------------------ fraglayout
     Mut(FL, "fraglayout-k16-a8-perm", '_S16816I, 16, 16, 2, 4, 8, _G, (0,) * 4 + (8,) * 4, '
         '(("t", 4),), _rep((0, 1, 2, 3), 2)))', '_S16816I, 16, 16, 2, 4, 8, _G, (0,) * 4 + '

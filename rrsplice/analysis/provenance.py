@@ -560,7 +560,6 @@ def weight_offset(fa, index: int, reg: str) -> int | None:
 
 # ---------------------------------------------------------------- symbol uses
 
-_PROPAGATE = ADDRESS_ARITH
 
 
 @dataclass(frozen=True)
@@ -688,7 +687,7 @@ def _symbol_uses(fa, symbol: str) -> SymbolUses:
         for op in st.operands[1:] if st.operands else ():
             if _mentions_symbol(op, symbol):
                 address_at[i] = None
-                if st.base in _PROPAGATE:
+                if st.base in ADDRESS_ARITH:
                     taint(i)
                 break
     # propagate through address arithmetic until nothing changes
@@ -696,7 +695,7 @@ def _symbol_uses(fa, symbol: str) -> SymbolUses:
     while changed:
         changed = False
         for i, st in enumerate(stmts, 1):
-            if st.is_label or st.base not in _PROPAGATE:
+            if st.is_label or st.base not in ADDRESS_ARITH:
                 continue
             uses = du[i - 1].uses
             if tainted_names.isdisjoint(uses):

@@ -70,7 +70,6 @@ def is_block_barrier(st: Statement) -> bool:
 
 
 CARRY = "cc:CF"
-_CARRY_READERS = CARRY_READERS
 
 
 def is_pseudo(name: str) -> bool:
@@ -269,7 +268,7 @@ def def_use(st: Statement) -> DefUse:
                 p = _param_ref(st, ops[1])
                 if p is not None:
                     uses.append(p)
-            if base in _CARRY_READERS:
+            if base in CARRY_READERS:
                 uses.append(CARRY)
             if ".cc" in st.opcode and "cc" in st.modifiers:
                 defs.append(CARRY)

@@ -7,10 +7,11 @@ import re
 
 from ..ptx.isa import type_bytes
 from ..ptx.model import Function, ParenList, Reg, Statement, Symbol
+from ..ptx.parser import blank_comments
 from ..ptx.scopes import bind_outer, register_decl, shadows_at
 from .report import Report
 from .source import _short
-from .text import SpliceText, _strip_comments, parse_splice_text, special_operand_uses
+from .text import SpliceText, parse_splice_text, special_operand_uses
 
 
 def _check_splice_text(rep: Report, text: str | None, extern: str | None,
@@ -211,8 +212,8 @@ def _check_applied(rep: Report) -> None:
     function, or already calls its callee."""
     t = rep.target
     m = t.module
-    declared = set(_EXTERN_NAME.findall(_strip_comments(t.extern or "")))
-    called = set(_CALL_NAME.findall(_strip_comments(t.text or "")))
+    declared = set(_EXTERN_NAME.findall(blank_comments(t.extern or "")))
+    called = set(_CALL_NAME.findall(blank_comments(t.text or "")))
     callee = t.recipe.const("CALLEE")
     if isinstance(callee, str):
         called.add(callee)

@@ -9,6 +9,7 @@ from pathlib import Path
 
 from ..infra.cache import load_module
 from ..ptx.model import Function, Module
+from ..ptx.parser import blank_comments
 from ..ptx.select import SelectionError, StatementRange, lines_to_range
 from ..workflow.recipe import Recipe, load_recipe, resolve_module
 from .analysis import _analyze
@@ -21,7 +22,6 @@ from .rewrite_checks import check_rewrites
 from .scope import _check_scopes
 from .source import _line_text, _region_text
 from .target import build_target, recipe_for_stage
-from .text import _strip_comments
 from .uniform import _check_uniform
 
 
@@ -119,7 +119,7 @@ def _check_region(rep: Report) -> None:
         rep.add("warning", "cut-range", f"recipe() cuts {rec.cut_call} but CUT_CALL is "
                 f"{tuple(ccut)}")
     # braces: the cut must not open or close a block it does not also close/open
-    clean = _strip_comments(_region_text(m, first, last))
+    clean = blank_comments(_region_text(m, first, last))
     depth, low = 0, 0
     for mt in re.finditer(r"[{}]", clean):
         if mt.group(0) == "{":
