@@ -7,7 +7,7 @@ import re
 from ..ptx.isa import type_bytes
 from ..ptx.model import Function
 from ..ptx.scopes import register_decl
-from ..workflow.recipe import Recipe, RecipeError
+from ..workflow.recipe import Recipe, RecipeError, call_user, check_text
 from .analysis import _analyze
 from .calls import _check_splice_text
 from .facts import StageFacts
@@ -229,7 +229,6 @@ def debug_block_text(rec: Recipe, t: Target, fn: Function) -> str:
         blk = getattr(rec.module, "debug_block", None)
     regs = list(t.point_regs)
     if blk is not None:
-        from ..workflow.recipe import call_user, check_text
         if isinstance(blk, str):
             return check_text(rec.path, "debug_block", blk)
         text = call_user(rec.path, "debug_block", f"debug_block({regs!r})", blk, regs)

@@ -27,9 +27,21 @@ option         rule
 =============  ===========================================================================
 """
 
-from .rules import Replacement, RewritePlan, Rule, plan_rewrites, rules_for_recipe
+from .rules import Replacement, RewritePlan, Rule, plan_rewrites
 from .rz_round import RzRoundRule
 from .sust import SUST_KINDS, SustRule
+from .user import user_rules
 
 __all__ = ["Replacement", "RewritePlan", "Rule", "RzRoundRule", "SUST_KINDS", "SustRule",
            "plan_rewrites", "rules_for_recipe"]
+
+
+def rules_for_recipe(rec) -> list[Rule]:
+    """The rules a recipe's options ask for, in a fixed order (sust, rz_round, own rules)."""
+    rules: list[Rule] = []
+    if rec.sust:
+        rules.append(SustRule(rec.sust))
+    if rec.rz_round:
+        rules.append(RzRoundRule())
+    rules += user_rules(rec)
+    return rules
