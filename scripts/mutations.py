@@ -397,7 +397,7 @@ MUTATIONS = [
     Mut(E, "emit-newline-crlf", 'return b"\\r\\n" if first > 0 and data[first - 1:first] == b"\\r" else b"\\n"',
         'return b"\\n"', "CRLF files get LF insertions"),
     # ------------------------------------------------------------------ splice
-    Mut(SP, "splice-same-file", '''    if _same_file(Path(path), dest):
+    Mut(SP, "splice-same-file", '''    if same_file(Path(path), dest):
         raise ApplyError''', '''    if False:
         raise ApplyError''', "writing over the input module allowed"),
     Mut(SP, "splice-check-failed", '''    if check and not report.ok:
@@ -471,15 +471,19 @@ MUTATIONS = [
     Mut("rrsplice/check/zluda.py", "check-empty-args", '        for ln in empty_arg_lists(text):\n            what = ',
         '        for ln in empty_arg_lists(text)[:0]:\n            what = ',
         "an empty `()` argument list accepted"),
-    Mut(CCALL, "check-undeclared", '''            if _function_decl(fn, m, r) is None:
+    Mut(CCALL, "check-undeclared", '''            if register_decl(fn, r) is None:
                 undeclared.append((st, r))
-            elif r not in returned and r not in passed:''', '''            if False:
+                in_undeclared.add((id(st), r))
+            elif r not in in_returned and r not in in_passed:''', '''            if False:
                 undeclared.append((st, r))
-            elif r not in returned and r not in passed:''', "an undeclared register the "
+                in_undeclared.add((id(st), r))
+            elif r not in in_returned and r not in in_passed:''', "an undeclared register the "
         "text reads accepted"),
-    Mut(CSCR, "check-scratch-atomic", 'kinds = {"read": "read", "write": "write", "atomic": "both"}',
+    Mut("rrsplice/analysis/provenance.py", "check-scratch-atomic",
+        'kinds = {"read": "read", "write": "write", "atomic": "both"}',
         'kinds = {"read": "read", "write": "write", "atomic": "write"}',
-        "an atomic first access after the region downgrades scratch-live to a warning"),
+        "an atomic first access after the region downgrades scratch-live to a warning",
+        tests=(T + "test_bites_check.py", T + "test_check.py", "-kscratch")),
     Mut(CSCR, "check-scratch-live-first-write", 'if first_after_kind != "write":', 'if True:',
         "a write first after the region still an error"),
     Mut(CSCR, "check-scratch-live-read", 'read_after = [i for i, k in after if k != "write"]',
@@ -496,8 +500,8 @@ MUTATIONS = [
     Mut(CRACE, "check-race-threads", 'if not loads or (threads is not None and threads <= 32):',
         'if not loads or (threads is not None and threads <= 1024):',
         "the scratch race check skipped for multi-warp blocks"),
-    Mut(CTXT, "check-strip-comments", '    return _blank_comments(text)',
-        '    return text',
+    Mut(CC, "check-strip-comments", '    clean = blank_comments(_region_text(m, first, last))',
+        '    clean = _region_text(m, first, last)',
         "braces inside comments counted"),
     # ------------------------------------------------------------------ outline
     Mut(OR, "outline-ld-any-reloadable",
@@ -521,7 +525,7 @@ MUTATIONS = [
         "a guarded definition recomputed as if unconditional"),
     Mut(OR, "outline-multi-defs", 'elif len(defs) > 1:', 'elif len(defs) > 99:',
         "several reaching definitions: the first one recomputed"),
-    Mut(OR, "outline-impure", 'elif not (d.base in _PURE or _is_reloadable(d)):', 'elif False:',
+    Mut(OR, "outline-impure", 'elif not (d.base in PURE or _is_reloadable(d)):', 'elif False:',
         "an impure definition (atom, ld.global) recomputed"),
     Mut(OR, "outline-pseudo-source", '''                if is_pseudo(u):
                     why = f"its definition {d.sid} reads {u}"
@@ -622,8 +626,9 @@ MUTATIONS = [
     Mut(ORG, "outline-block-cut", '''        if not (inside or outside or encloses):
             raise OutlineError''', '''        if False:
             raise OutlineError''', "a region cutting a { } block accepted"),
-    Mut(OCM, "outline-width-pred", '"b64": 64, "u64": 64, "s64": 64, "f64": 64, "pred": 1}',
-        '"b64": 64, "u64": 64, "s64": 64, "f64": 64, "pred": 32}', "predicates copied as "
+    Mut(OCM, "outline-width-pred", '_WIDTH = {name: t.bits for name, t in TYPES.items()}',
+        '_WIDTH = {name: 32 if name == "pred" else t.bits for name, t in TYPES.items()}',
+        "predicates copied as "
         "32-bit values",
         equivalent="a register's width decides only how a passed register is snapshot (a "
         ".shared array's address, a kernel-parameter copy, a read-back address input) and the "
@@ -746,10 +751,6 @@ BLIND = [
     Mut(FM, "fragmap-rows-from-cols", 'return min(x[2] for x in el), max(x[2] for x in el)',
         'return min(x[2] for x in el), max(x[3] for x in el)', "a fragment's row span ends "
         "at its last column", blind=True),
-    Mut(FM, "fragmap-roles-first-writer",
-        'order = maps if at == "in" else list(reversed(maps))',
-        'order = maps', "a returned register's role taken from the first phase writing it",
-        blind=True),
     # ------------------------------------------------------------------ fraglayout
     Mut(FL, "fraglayout-k16-a8-perm", '_S16816I, 16, 16, 2, 4, 8, _G, (0,) * 4 + (8,) * 4, '
         '(("t", 4),), _rep((0, 1, 2, 3), 2)))', '_S16816I, 16, 16, 2, 4, 8, _G, (0,) * 4 + '

@@ -165,19 +165,18 @@ def test_editing_any_source_file_changes_every_key(tmp_path, monkeypatch):
     shutil.copytree(ROOT / "rrsplice", pkg, ignore=shutil.ignore_patterns("__pycache__"))
 
     def forget():
-        for name in ("_code_hash", "_source_hashes", "_keys"):
-            getattr(cache, name, {}).clear()
+        for name in ("_code_hash", "_keys"):
+            getattr(cache, name).clear()
 
     monkeypatch.setattr(cache, "_PKG", pkg)
     forget()
     m = parse_bytes(SMALL.read_bytes(), str(SMALL))
-    sources = ("check/analysis.py", "check/dataflow.py", "check/scratch.py", "mma.py")
-    assert cache.remember_module_fact(m, "fact", sources, lambda: 1) == 1
-    assert cache.remember_module_fact(m, "fact", sources, lambda: 2) == 1   # a hit
-    with open(pkg / "provenance.py", "a") as f:
+    assert cache.remember_module_fact(m, "fact", lambda: 1) == 1
+    assert cache.remember_module_fact(m, "fact", lambda: 2) == 1   # a hit
+    with open(pkg / "analysis" / "provenance.py", "a") as f:
         f.write("\n# an edit\n")
     forget()
-    assert cache.remember_module_fact(m, "fact", sources, lambda: 2) == 2
+    assert cache.remember_module_fact(m, "fact", lambda: 2) == 2
     forget()
 
 
@@ -187,7 +186,7 @@ def test_the_cache_stays_under_its_size_limit_evicting_the_oldest(tmp_path, monk
     monkeypatch.setenv("RRSPLICE_CACHE_MAX_MB", str(30_000 / 1024 / 1024))
     area = tmp_path / "c" / "reports"
     for i in range(12):
-        cache.remember_json("reports", f"k{i}", (), lambda: "x" * 4000)
+        cache.remember_json("reports", f"k{i}", lambda: "x" * 4000)
         for p in area.iterdir():            # older entries look older, in write order
             st = p.stat()
             os.utime(p, (st.st_atime, st.st_mtime - 10))
@@ -195,8 +194,8 @@ def test_the_cache_stays_under_its_size_limit_evicting_the_oldest(tmp_path, monk
     assert 0 < info["bytes"] <= 30_000
     assert 1 <= info["areas"]["reports"]["entries"] < 12
     # the newest survives (served without computing), the oldest is gone (computed again)
-    assert cache.remember_json("reports", "k11", (), lambda: "recomputed") == "x" * 4000
-    assert cache.remember_json("reports", "k0", (), lambda: "recomputed") == "recomputed"
+    assert cache.remember_json("reports", "k11", lambda: "recomputed") == "x" * 4000
+    assert cache.remember_json("reports", "k0", lambda: "recomputed") == "recomputed"
     n = cache.info()["entries"]
     assert n > 0 and cache.clear() == n
     assert cache.info()["entries"] == 0

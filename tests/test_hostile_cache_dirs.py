@@ -36,7 +36,7 @@ def _cli(*args, **env):
 
 
 def test_eviction_removes_only_entries_not_other_files(cdir, monkeypatch):
-    cache.remember_json("reports", "k0", (), lambda: "x" * 100)
+    cache.remember_json("reports", "k0", lambda: "x" * 100)
     area = cdir / "reports"
     notes = area / "notes.txt"
     notes.write_text("y" * 50_000)
@@ -46,7 +46,7 @@ def test_eviction_removes_only_entries_not_other_files(cdir, monkeypatch):
     os.utime(odd, (1, 1))
     monkeypatch.setenv("RRSPLICE_CACHE_MAX_MB", str(1000 / 1024 / 1024))
     for i in range(1, 4):
-        cache.remember_json("reports", f"k{i}", (), lambda: "x" * 400)
+        cache.remember_json("reports", f"k{i}", lambda: "x" * 400)
     assert notes.read_text() == "y" * 50_000 and odd.exists()
     assert cache.info()["areas"]["reports"]["entries"] >= 1
     assert cache.clear() >= 1
@@ -56,28 +56,28 @@ def test_eviction_removes_only_entries_not_other_files(cdir, monkeypatch):
 
 def test_an_area_that_is_a_link_is_neither_cleared_nor_evicted_through(cdir, tmp_path,
                                                                         monkeypatch):
-    cache.remember_json("facts", "k", (), lambda: 1)        # creates the directory
+    cache.remember_json("facts", "k", lambda: 1)        # creates the directory
     victim = tmp_path / "victim"
     victim.mkdir(mode=0o700)
     planted = victim / f"{HEX}.json"
     planted.write_text("precious")
     (cdir / "reports").symlink_to(victim)
     monkeypatch.setenv("RRSPLICE_CACHE_MAX_MB", "0")
-    cache.remember_json("facts", "k2", (), lambda: 2)       # evicts everything it may
+    cache.remember_json("facts", "k2", lambda: 2)       # evicts everything it may
     cache.clear()
     assert planted.read_text() == "precious"
     # and nothing is stored through it either
-    assert cache.remember_json("reports", "r", (), lambda: 3) == 3
+    assert cache.remember_json("reports", "r", lambda: 3) == 3
     assert [p.name for p in victim.iterdir()] == [planted.name]
 
 
 def test_an_entry_path_that_is_a_link_is_not_written_through(cdir, tmp_path):
-    cache.remember_json("reports", "other", (), lambda: 0)
+    cache.remember_json("reports", "other", lambda: 0)
     victim = tmp_path / "victim.txt"
     victim.write_text("precious")
     entry = cache._json_entry("reports", "k")
     entry.symlink_to(victim)
-    assert cache.remember_json("reports", "k", (), lambda: "computed") == "computed"
+    assert cache.remember_json("reports", "k", lambda: "computed") == "computed"
     assert victim.read_text() == "precious"
     assert entry.is_symlink()
 

@@ -22,11 +22,10 @@ from __future__ import annotations
 from bisect import bisect_left
 
 from ..analysis.threadaddr import destination_position, load_addresses
-from ..ptx.isa import memory_effect, state_space
+from ..ptx.isa import element_bytes, memory_effect, state_space
 from ..ptx.model import Reg
 
 _LOADS = frozenset({"ld", "ldu", "ldmatrix"})
-_WIDTH = {"8": 1, "16": 2, "32": 4, "64": 8, "128": 16}
 # which written spaces may change memory a load from the key space reads
 _CLOBBERED_BY = {"global": ("global", "generic"), "shared": ("shared", "generic"),
                  "local": ("local", "generic"),
@@ -60,13 +59,6 @@ def _clobbers(fa) -> dict:
 def _epoch(fa, d: int, space: str) -> tuple:
     table = _clobbers(fa)
     return tuple(bisect_left(table[s], d) for s in _CLOBBERED_BY.get(space, ("generic",)))
-
-
-def _width(st) -> int:
-    for m in reversed(st.modifiers):
-        if m[:1] in "subf" and m[1:] in _WIDTH:
-            return _WIDTH[m[1:]]
-    return 4
 
 
 def _origin(fa, index: int, reg: str) -> tuple:
@@ -103,7 +95,7 @@ def value_key(fa, index: int, reg: str) -> tuple:
                 space = state_space(st.opcode) or "generic"
                 epoch = None if _immutable(st) else _epoch(fa, d, space)
                 shape = tuple(m for m in st.modifiers if m in ("x1", "x2", "x4", "trans"))
-                return ("load", st.base, space, shape, _width(st), pos, addr, epoch)
+                return ("load", st.base, space, shape, element_bytes(st.modifiers), pos, addr, epoch)
         return ("def", d, r)
     memo = fa.derived(("fragvalue.keys",), dict)
     key = (index, reg)

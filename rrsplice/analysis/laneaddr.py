@@ -16,10 +16,10 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from ..ptx.isa import element_bytes
 from ..ptx.model import Address, Imm, Reg, Vector
 
 WEIGHT = "W"
-_WIDTH = {"8": 1, "16": 2, "32": 4, "64": 8, "128": 16}
 
 
 @dataclass(frozen=True)
@@ -181,8 +181,7 @@ def loaded_from(fa, index: int, reg: str) -> LaneLoad | None:
                     if isinstance(it, Reg) and it.name == reg), None)
         if pos is None:
             return None
-        width = next((_WIDTH[m[1:]] for m in st.modifiers
-                      if m[:1] in "subf" and m[1:] in _WIDTH), 4)
+        width = element_bytes(st.modifiers)
         a = ops[1]
         if not isinstance(a.base, Reg):
             return None

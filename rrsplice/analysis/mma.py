@@ -34,8 +34,6 @@ from ..ptx.isa import TERMINATORS, state_space
 from ..ptx.model import Address, Function, Reg, Statement, Vector
 from .semantics import def_use
 
-_CONTROL = TERMINATORS
-
 # ---------------------------------------------------------------- mma
 
 _SHAPE = re.compile(r"^m(\d+)n(\d+)k(\d+)$")
@@ -263,7 +261,7 @@ def _scan(fn: Function, fa=None) -> _Scan:
             for r in mm.d:
                 cur_d[r] = i
             continue
-        if pending is None and phase >= 0 and base in _CONTROL:
+        if pending is None and phase >= 0 and base in TERMINATORS:
             pending = ("control flow", i, None)
         if interesting.isdisjoint(_mentions(st)):
             continue

@@ -8,7 +8,10 @@ them, and `-O0` register counts would not be meaningful.
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
+
+from ..ptx.model import Function
 
 # arch -> (shared bytes per SM usable by blocks, bytes the system reserves per block,
 #          max threads per SM, max resident blocks per SM)
@@ -73,3 +76,16 @@ def shared_limits(arch: str, static: int, dynamic: int) -> dict:
     top = MAX_PER_BLOCK.get(base_arch(arch))
     return {"total": total, "opt_in": total > DEFAULT_PER_BLOCK, "max_per_block": top,
             "fits": None if top is None else total <= top}
+
+
+def block_threads(fn: Function) -> int | None:
+    """Threads per block from `.maxntid`/`.reqntid` (None when the entry does not say)."""
+    for d, v in fn.perf:
+        if d in (".maxntid", ".reqntid"):
+            nums = [int(x) for x in re.findall(r"\d+", str(v))]
+            if nums:
+                n = 1
+                for x in nums:
+                    n *= x
+                return n
+    return None

@@ -41,8 +41,9 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from ..ptx.isa import ADDRESS_ARITH, INT_EVAL, memory_effect
+from ..ptx.isa import ADDRESS_ARITH, INT_EVAL, TYPES, element_bytes, memory_effect
 from ..ptx.model import Address, Function, Imm, Reg, Statement, Symbol, Vector, is_special_register
+from .dataflow import analyze
 from .semantics import register_sort_key
 
 # ---------------------------------------------------------------- values
@@ -151,11 +152,12 @@ _OPAQUE = (Param, Load)
 
 # ---------------------------------------------------------------- instruction helpers
 
-_INT_TYPES = frozenset(f"{k}{n}" for k in "sub" for n in (8, 16, 32, 64))
-_FLOAT_TYPES = frozenset({"f16", "f16x2", "bf16", "bf16x2", "f32", "f64", "tf32", "e4m3",
-                          "e5m2", "e4m3x2", "e5m2x2"})
+# the scalar integer types (b, u, s of 8 to 64 bits) and every floating-point type
+_INT_TYPES = frozenset(n for n, t in TYPES.items()
+                       if t.kind in ("signed", "unsigned", "bits") and t.lanes == 1
+                       and t.bits <= 64)
+_FLOAT_TYPES = frozenset(n for n, t in TYPES.items() if t.is_float)
 _SPACES = ("param", "global", "shared", "local", "const")
-_WIDTH = {"8": 1, "16": 2, "32": 4, "64": 8, "128": 16}
 
 
 def _space(st: Statement) -> str:
@@ -164,13 +166,6 @@ def _space(st: Statement) -> str:
         if sp in _SPACES:
             return sp
     return "generic"
-
-
-def _width(st: Statement) -> int:
-    for m in reversed(st.modifiers):
-        if m[:1] in "subf" and m[1:] in _WIDTH:
-            return _WIDTH[m[1:]]
-    return 4
 
 
 def _is_float_op(st: Statement) -> bool:
@@ -517,7 +512,7 @@ class _Engine:
         root, off, dyn = split(bv)
         off += addr.offset
         space = _space(st)
-        width = _width(st)
+        width = element_bytes(st.modifiers)
         if isinstance(root, ParamBlock) and not dyn and space in ("param", "generic"):
             return Param(root.name, off + width * idx)
         if isinstance(root, (Const, Index)):
@@ -565,7 +560,6 @@ def weight_offset(fa, index: int, reg: str) -> int | None:
 
 # ---------------------------------------------------------------- symbol uses
 
-_PROPAGATE = ADDRESS_ARITH
 
 
 @dataclass(frozen=True)
@@ -651,6 +645,15 @@ def _access_kind(st: Statement, pos: int, n_addr_before: int) -> str:
     return "atomic"
 
 
+def symbol_accesses(fn: Function, sym: str) -> list:
+    """(index, 'read'|'write'|'both') of every memory access of `sym`, directly or through a
+    register derived from its address, in statement order: `symbol_uses`, reduced to the
+    JSON the recipe checks' facts memo keeps."""
+    kinds = {"read": "read", "write": "write", "atomic": "both"}
+    return sorted((a.index, kinds[a.kind]) for a in symbol_uses(analyze(fn), sym).accesses
+                  if a.kind in kinds)
+
+
 def symbol_uses(fa, symbol: str) -> SymbolUses:
     """Every access of `symbol` (directly `[sym+off]`, or through a register derived from
     its address by mov/cvta/cvt/add/sub/mad/and/or/xor/selp), the derived registers, and
@@ -684,7 +687,7 @@ def _symbol_uses(fa, symbol: str) -> SymbolUses:
         for op in st.operands[1:] if st.operands else ():
             if _mentions_symbol(op, symbol):
                 address_at[i] = None
-                if st.base in _PROPAGATE:
+                if st.base in ADDRESS_ARITH:
                     taint(i)
                 break
     # propagate through address arithmetic until nothing changes
@@ -692,7 +695,7 @@ def _symbol_uses(fa, symbol: str) -> SymbolUses:
     while changed:
         changed = False
         for i, st in enumerate(stmts, 1):
-            if st.is_label or st.base not in _PROPAGATE:
+            if st.is_label or st.base not in ADDRESS_ARITH:
                 continue
             uses = du[i - 1].uses
             if tainted_names.isdisjoint(uses):
@@ -906,7 +909,7 @@ def _reload(eng: _Engine, reg: str, defs_of: dict, liveset: set, block_regs: dic
                 return None
         else:
             idx = 0
-        width = _width(st)
+        width = element_bytes(st.modifiers)
         b = addr.base
         if isinstance(b, Reg) and not b.special:
             if b.key not in liveset:

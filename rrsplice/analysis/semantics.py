@@ -39,7 +39,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
-from ..ptx.isa import BLOCK_BARRIERS, CARRY_READERS, ROLES, family_key
+from ..ptx.isa import BLOCK_BARRIERS, CARRY_READERS, ROLES, TYPES, family_key
 from ..ptx.model import Address, Element, Function, Negated, Offset, ParenList, PredPair, Reg, Statement, Symbol, Vector
 
 # ---------------------------------------------------------------- the table
@@ -70,7 +70,6 @@ def is_block_barrier(st: Statement) -> bool:
 
 
 CARRY = "cc:CF"
-_CARRY_READERS = CARRY_READERS
 
 
 def is_pseudo(name: str) -> bool:
@@ -179,11 +178,6 @@ def _is_arg_list_only(st: Statement) -> bool:
     return not isinstance(st.operands[0], ParenList)
 
 
-_TYPE_BYTES = {"b8": 1, "u8": 1, "s8": 1, "b16": 2, "u16": 2, "s16": 2, "f16": 2, "bf16": 2,
-               "b32": 4, "u32": 4, "s32": 4, "f32": 4, "f16x2": 4, "bf16x2": 4,
-               "b64": 8, "u64": 8, "s64": 8, "f64": 8, "b128": 16}
-
-
 def _block_param(st: Statement, name: str):
     """The `.param` Decl named `name` in a block enclosing `st`, or None."""
     blk = st.block
@@ -199,8 +193,9 @@ def _store_bytes(st: Statement) -> int | None:
     n = None
     vec = 1
     for m in st.modifiers:
-        if m in _TYPE_BYTES:
-            n = _TYPE_BYTES[m]
+        row = TYPES.get(m)
+        if row is not None and row.bytes:
+            n = row.bytes
         elif m in ("v2", "v4", "v8"):
             vec = int(m[1:])
     return None if n is None else n * vec
@@ -273,7 +268,7 @@ def def_use(st: Statement) -> DefUse:
                 p = _param_ref(st, ops[1])
                 if p is not None:
                     uses.append(p)
-            if base in _CARRY_READERS:
+            if base in CARRY_READERS:
                 uses.append(CARRY)
             if ".cc" in st.opcode and "cc" in st.modifiers:
                 defs.append(CARRY)

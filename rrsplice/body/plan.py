@@ -13,6 +13,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from ..analysis.occupancy import block_threads
+from ..check import check_recipe, scratch_stride
 from ..ptx.errors import RRSpliceError
 from ..ptx.model import Address, ParenList, Reg, Symbol
 
@@ -92,8 +94,6 @@ class BodyPlan:
 def plan_body(recipe, corpus=None) -> BodyPlan:
     """Read everything `body new` needs from `recipe` (a path or Recipe)."""
     from ..analysis.mma import phases
-    from ..check import check_recipe
-    from ..check.scratch import _scratch_stride, block_threads
     from ..fragments.fragmap import phase_map
     from ..infra.cache import load_analysis
     rep = check_recipe(recipe, corpus, target="zluda")
@@ -179,7 +179,7 @@ def plan_body(recipe, corpus=None) -> BodyPlan:
         for j, r in enumerate(mma.d):
             d_of[r] = f"{var}[{j}]"
     rets = _returns(sp, scratch, d_of, rec)
-    stride, _why = _scratch_stride(rep, sp)
+    stride, _why = scratch_stride(rep, sp)
     specials = {r.name for st in sp.statements for r in st.registers() if r.special}
     slots = "thread" if any(x.startswith("%tid.") for x in specials) else "lane"
     threads = block_threads(fn)
@@ -214,7 +214,6 @@ def _unsupported(rec, mma):
 
 
 def _the_call(rec, sp):
-    from ..check.calls import _callee
     calls = sp.calls
     if len(calls) != 1:
         raise BodyError(f"{rec.path}: the call text holds {len(calls)} calls; `body new` needs "
@@ -223,7 +222,7 @@ def _the_call(rec, sp):
     if isinstance(st.operands[0], ParenList) and len(st.operands) > 2:
         raise BodyError(f"{rec.path}: the call takes return values: a native body returns "
                         "through the scratch array (`recipe new --abi scratch`)")
-    callee = _callee(st)
+    callee = st.view.callee
     if callee not in sp.externs:
         raise BodyError(f"{rec.path}: the extern text does not declare {callee}")
     return callee, st

@@ -8,9 +8,6 @@ from ..infra.cache import load_analysis, remember_module_fact
 from ..ptx.model import Function, Module
 from .report import Report
 
-# the code whose results `_memo` keeps: a change to any of it invalidates them
-_MEMO_SOURCES = ("check/analysis.py", "check/dataflow.py", "check/scratch.py", "mma.py")
-
 
 def _analyze(rep: Report, fn: Function):
     if rep.analysis is None:
@@ -23,5 +20,6 @@ def _analyze(rep: Report, fn: Function):
 
 def _memo(module: Module, fn: Function, what: str, compute):
     """`compute()` (JSON data), remembered in the model cache next to the module's entry
-    so that the daily re-apply of one recipe skips it; computed when the cache is off."""
-    return remember_module_fact(module, f"{fn.name}|{what}", _MEMO_SOURCES, compute)
+    so that the daily re-apply of one recipe skips it; computed when the cache is off. (A
+    change to any of rrsplice's code invalidates it.)"""
+    return remember_module_fact(module, f"{fn.name}|{what}", compute)

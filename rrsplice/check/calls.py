@@ -5,11 +5,13 @@ from __future__ import annotations
 
 import re
 
+from ..ptx.isa import type_bytes
 from ..ptx.model import Function, ParenList, Reg, Statement, Symbol
-from ..ptx.scopes import bind_outer, shadows_at
+from ..ptx.parser import blank_comments
+from ..ptx.scopes import bind_outer, register_decl, shadows_at
 from .report import Report
-from .source import _TYPE_SIZE, _function_decl, _short
-from .text import SpliceText, _strip_comments, parse_splice_text, special_operand_uses
+from .source import _short
+from .text import SpliceText, parse_splice_text, special_operand_uses
 
 
 def _check_splice_text(rep: Report, text: str | None, extern: str | None,
@@ -19,7 +21,6 @@ def _check_splice_text(rep: Report, text: str | None, extern: str | None,
     replacement) leaves the report's splice facts alone: they describe the form's own text."""
     if text is None:
         return None
-    m = rep.target.module
     sp = parse_splice_text(text, extern, what=what, closes=closes)
     if record:
         rep.splice = sp
@@ -42,7 +43,7 @@ def _check_splice_text(rep: Report, text: str | None, extern: str | None,
         for r in du.uses:
             if is_pseudo(r) or sp.local_decl(r) is not None:
                 continue
-            if _function_decl(fn, m, r) is None:
+            if register_decl(fn, r) is None:
                 undeclared.append((st, r))
                 in_undeclared.add((id(st), r))
             elif r not in in_returned and r not in in_passed:
@@ -51,7 +52,7 @@ def _check_splice_text(rep: Report, text: str | None, extern: str | None,
         for r in du.defs:
             if is_pseudo(r) or sp.local_decl(r) is not None:
                 continue
-            if _function_decl(fn, m, r) is None:
+            if register_decl(fn, r) is None:
                 undeclared.append((st, r))
                 in_undeclared.add((id(st), r))
             elif r not in in_returned:
@@ -59,7 +60,7 @@ def _check_splice_text(rep: Report, text: str | None, extern: str | None,
                 in_returned.add(r)
         for r in st.registers():
             if (not r.special and sp.local_decl(r.name) is None
-                    and _function_decl(fn, m, r.name) is None
+                    and register_decl(fn, r.name) is None
                     and (id(st), r.name) not in in_undeclared):
                 undeclared.append((st, r.name))
                 in_undeclared.add((id(st), r.name))
@@ -85,7 +86,7 @@ def _check_splice_text(rep: Report, text: str | None, extern: str | None,
     callees = []
     for st in calls:
         _check_call(rep, st, sp, fn, what)
-        callee = _callee(st)
+        callee = st.view.callee
         if callee:
             callees.append(callee)
     for name, f in sp.externs.items():
@@ -109,14 +110,13 @@ def _check_vector_moves(rep: Report, sp: SpliceText, fn: Function, what: str) ->
     """A load or store of a whole vector register (`.reg .v2 .b32 %v`) must say its width
     (`st.param.v2.b32 [p], %v`): ptxas rejects `st.param.b32 [p], %v` ("Argument vector
     size mismatch")."""
-    m = rep.target.module
     for st in sp.statements:
         if st.base not in ("ld", "ldu", "st") or len(st.operands) < 2:
             continue
         data = st.operands[1] if st.base == "st" else st.operands[0]
         if type(data) is not Reg or data.special:
             continue
-        d = sp.local_decl(data.name) or _function_decl(fn, m, data.name)
+        d = sp.local_decl(data.name) or register_decl(fn, data.name)
         want = d.vector.lstrip(".") if d is not None and d.vector else None
         have = next((x for x in st.modifiers if x in ("v2", "v4", "v8")), None)
         if want != have:
@@ -129,25 +129,17 @@ def _check_vector_moves(rep: Report, sp: SpliceText, fn: Function, what: str) ->
                     registers=[data.name])
 
 
-def _callee(st: Statement) -> str | None:
-    ops = st.operands
-    i = 1 if len(ops) > 1 and isinstance(ops[0], ParenList) else 0
-    if i < len(ops) and isinstance(ops[i], Symbol):
-        return ops[i].name
-    return None
-
-
 def _size(decl_or_param) -> int | None:
     n = decl_or_param.byte_size
     if n is not None:
         return n
     ty = (decl_or_param.type or "").lstrip(".")
-    return _TYPE_SIZE.get(ty)
+    return type_bytes(ty)
 
 
 def _check_call(rep: Report, st: Statement, sp: SpliceText, fn: Function, what: str) -> None:
     m = rep.target.module
-    callee = _callee(st)
+    callee = st.view.callee
     if callee is None:
         rep.add("warning", "call-args", f"{what}: indirect call `{st.text.strip()}` cannot be "
                 "checked against a declaration")
@@ -197,7 +189,7 @@ def _check_arg(rep, sp, fn, m, callee, k, a, p, what, ret=False) -> None:
             return
         got = _size(d)
     elif isinstance(a, Reg):
-        d = sp.local_decl(a.name) or _function_decl(fn, m, a.name)
+        d = sp.local_decl(a.name) or register_decl(fn, a.name)
         got = _size(d) if d is not None else None
     else:
         return
@@ -220,8 +212,8 @@ def _check_applied(rep: Report) -> None:
     function, or already calls its callee."""
     t = rep.target
     m = t.module
-    declared = set(_EXTERN_NAME.findall(_strip_comments(t.extern or "")))
-    called = set(_CALL_NAME.findall(_strip_comments(t.text or "")))
+    declared = set(_EXTERN_NAME.findall(blank_comments(t.extern or "")))
+    called = set(_CALL_NAME.findall(blank_comments(t.text or "")))
     callee = t.recipe.const("CALLEE")
     if isinstance(callee, str):
         called.add(callee)
@@ -237,7 +229,7 @@ def _check_applied(rep: Report) -> None:
         if not f.has_body:
             continue
         for st in f.statements:
-            if st.base == "call" and _callee(st) in names:
-                rep.add("error", "applied", f"{f.name} already calls {_callee(st)}: the recipe "
+            if st.base == "call" and st.view.callee in names:
+                rep.add("error", "applied", f"{f.name} already calls {st.view.callee}: the recipe "
                         "was applied already (applying twice is refused)", st=st)
                 break

@@ -9,11 +9,12 @@ from pathlib import Path
 
 from ..infra.cache import load_module
 from ..ptx.model import Function, Module
+from ..ptx.parser import blank_comments
 from ..ptx.select import SelectionError, StatementRange, lines_to_range
 from ..workflow.recipe import Recipe, load_recipe, resolve_module
 from .analysis import _analyze
 from .calls import _check_applied, _check_splice_text
-from .debug import _check_point
+from .debug import check_point
 from .flow import _check_dataflow
 from .legacy import _check_body, _check_truncate
 from .report import Report
@@ -21,7 +22,6 @@ from .rewrite_checks import check_rewrites
 from .scope import _check_scopes
 from .source import _line_text, _region_text
 from .target import build_target, recipe_for_stage
-from .text import _strip_comments
 from .uniform import _check_uniform
 
 
@@ -60,7 +60,7 @@ def _kind_checks() -> dict:
     """Target kind -> the checks that run on it, in order (each takes the Report, whose
     `target` is the typed context: kind, function, lines, text, range)."""
     return {"region": (_check_applied, _check_region),
-            "point": (_check_point,),
+            "point": (check_point,),
             "truncate": (_check_applied, _check_truncate),
             "body": (_check_applied, _check_body),
             "none": ()}
@@ -90,7 +90,7 @@ def _check_region(rep: Report) -> None:
     if fn is None:
         return
     first, last = t.first_line, t.last_line
-    # region forms always set both lines and pick a function with a body (forms._function_at)
+    # region forms always set both lines and pick a function with a body (ptx.select.function_at)
     assert first is not None and last is not None and fn.body is not None
     nlines = m.line_count
     if last > nlines:
@@ -119,7 +119,7 @@ def _check_region(rep: Report) -> None:
         rep.add("warning", "cut-range", f"recipe() cuts {rec.cut_call} but CUT_CALL is "
                 f"{tuple(ccut)}")
     # braces: the cut must not open or close a block it does not also close/open
-    clean = _strip_comments(_region_text(m, first, last))
+    clean = blank_comments(_region_text(m, first, last))
     depth, low = 0, 0
     for mt in re.finditer(r"[{}]", clean):
         if mt.group(0) == "{":

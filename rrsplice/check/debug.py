@@ -4,17 +4,21 @@ from __future__ import annotations
 
 import re
 
+from ..ptx.isa import type_bytes
 from ..ptx.model import Function
-from ..workflow.recipe import Recipe, RecipeError
+from ..ptx.scopes import register_decl
+from ..workflow.recipe import Recipe, RecipeError, call_user, check_text
 from .analysis import _analyze
 from .calls import _check_splice_text
 from .facts import StageFacts
 from .report import Report, Target
-from .source import _TYPE_SIZE, _function_decl, _line_text
+from .source import _line_text
 
 # ------------------------------------------------------------------ debug points
 
-def _check_point(rep: Report) -> None:
+def check_point(rep: Report) -> None:
+    """The checks of a debug stage (a `point` target): its name, its line, its registers
+    declared and defined there, and the debug block it inserts."""
     t = rep.target
     fn, m, line = t.fn, t.module, t.first_line
     rec = t.recipe
@@ -50,7 +54,7 @@ def _check_point(rep: Report) -> None:
     rep.facts.stage = StageFacts(name=t.stage, line=line, after=last.sid,
                                  registers=t.point_regs)
     regs = t.point_regs
-    bad = {r for r in regs if _function_decl(fn, m, r) is None}
+    bad = {r for r in regs if register_decl(fn, r) is None}
     for r in regs:
         if r in bad:
             rep.add("error", "undeclared", f"stage register {r} is not declared in {fn.name}",
@@ -225,7 +229,6 @@ def debug_block_text(rec: Recipe, t: Target, fn: Function) -> str:
         blk = getattr(rec.module, "debug_block", None)
     regs = list(t.point_regs)
     if blk is not None:
-        from ..workflow.recipe import call_user, check_text
         if isinstance(blk, str):
             return check_text(rec.path, "debug_block", blk)
         text = call_user(rec.path, "debug_block", f"debug_block({regs!r})", blk, regs)
@@ -286,10 +289,10 @@ def builtin_debug_block(rec: Recipe, fn: Function, regs: list, stage: str | None
              "add.s64 %rrdbgd0, %rrdbgd0, %rrdbgd1;",
              "add.s64 %rrdbgd0, %rrdbgd0, %rrdbgd2;"]
     for i, r in enumerate(regs):
-        d = _function_decl(fn, m, r) if m is not None else None
+        d = register_decl(fn, r) if m is not None else None
         ty = (d.type or ".b32") if d is not None else ".b32"
         at = f"[%rrdbgd0+{base + 4 * i}]"
-        size = _TYPE_SIZE.get(ty.lstrip("."), 4)
+        size = type_bytes(ty, 4)
         if ty == ".pred":
             lines.append(f"selp.u32 %rrdbg6, 1, 0, {r};")
             lines.append(f"st.global.u32 {at}, %rrdbg6;")

@@ -2,10 +2,10 @@
 
 from __future__ import annotations
 
+from ..ptx.parser import blank_comments
 from .calls import _check_splice_text
 from .report import Report
 from .source import _line_text, _region_text
-from .text import _strip_comments
 
 
 def _check_truncate(rep: Report) -> None:
@@ -29,9 +29,9 @@ def _check_truncate(rep: Report) -> None:
             rep.add("error", "cut-range", f"line {line} is inside {st.sid} (lines "
                     f"{st.line}-{st.end_line})", st=st)
         # how many braces the tail must close: the function's, plus any open block
-        prefix = _strip_comments(_region_text(m, fn.line, line))
+        prefix = blank_comments(_region_text(m, fn.line, line))
         opened = prefix.count("{") - prefix.count("}")
-        tail = _strip_comments(t.text or "")
+        tail = blank_comments(t.text or "")
         closes = tail.count("}") - tail.count("{")
         if closes != opened:
             rep.add("warning", "cut-block", f"the tail closes {closes} brace(s); {opened} are "

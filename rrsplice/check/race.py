@@ -10,7 +10,7 @@ from ..ptx.model import Address, Function, Reg, Statement, Symbol
 from ..ptx.select import StatementRange
 from .analysis import _analyze
 from .report import Report
-from .source import _TYPE_SIZE, _short
+from .source import _short
 from .text import SpliceText
 
 # A return slot is written by the body and read by the call text of ONE thread, so the body's
@@ -77,7 +77,7 @@ def _mem_width(st: Statement) -> int:
     for mod in st.modifiers:
         if mod in ("v2", "v4", "v8"):
             n = int(mod[1:])
-    w = next((_TYPE_SIZE[x] for x in st.modifiers if x in _TYPE_SIZE and _TYPE_SIZE[x]), 4)
+    w = next((t.bytes for t in st.view.types if t.bytes), 4)
     return w * n
 
 

@@ -3,6 +3,9 @@ target module, report what they touch and everything that stops them."""
 
 from __future__ import annotations
 
+from ..rewrite import plan_rewrites, rules_for_recipe
+from ..workflow.recipe import matches_family
+from .calls import _check_splice_text
 from .report import Report
 
 
@@ -25,7 +28,6 @@ def _skip_for(t):
 def rewrite_functions(t) -> list:
     """The functions the rewrites run over: the recipe's family (``entries``) or named
     ``entry`` when it gives one, else every function with a body."""
-    from ..workflow.recipe import matches_family
     rec = t.recipe
     fns = [f for f in t.module.functions if f.has_body]
     if rec.entries is not None:
@@ -36,7 +38,6 @@ def rewrite_functions(t) -> list:
 
 
 def check_rewrites(rep: Report) -> None:
-    from ..rewrite import plan_rewrites, rules_for_recipe
     t = rep.target
     rules = rules_for_recipe(t.recipe)
     if not rules or t.kind == "point" and t.stage and t.recipe.form != "debug":
@@ -68,7 +69,6 @@ def _check_recipe_texts(rep: Report, plan) -> None:
     """A recipe rule's replacement and extern are splice text like the cut's call: the same
     checks (parses, stays inside its function, declares what it uses, calls what its extern
     declares; the extern holds declarations only). Each distinct text is checked once."""
-    from .calls import _check_splice_text
     seen = set()
     for r, extern in plan.recipe_texts:
         key = (r.text.strip(), extern, r.function.name)

@@ -3,15 +3,15 @@ and values live across the region."""
 
 from __future__ import annotations
 
-import re
-
+from ..analysis.occupancy import block_threads
+from ..analysis.provenance import symbol_accesses
 from ..ptx.model import Address, Function, Module, Reg, Symbol
 from ..ptx.select import StatementRange
 from .analysis import _memo
 from .facts import ScratchFacts
 from .race import _check_scratch_race
 from .report import Report
-from .source import _TYPE_SIZE, _short
+from .source import _short
 from .text import SpliceText
 
 
@@ -33,19 +33,6 @@ def scratch_symbol(rep: Report, fn: Function, sp: SpliceText) -> str | None:
     return None
 
 
-def block_threads(fn: Function) -> int | None:
-    """Threads per block from `.maxntid`/`.reqntid` (None when the entry does not say)."""
-    for d, v in fn.perf:
-        if d in (".maxntid", ".reqntid"):
-            nums = [int(x) for x in re.findall(r"\d+", str(v))]
-            if nums:
-                n = 1
-                for x in nums:
-                    n *= x
-                return n
-    return None
-
-
 def _scratch_decl(fn: Function, module: Module, sym: str):
     for d in fn.decls():
         if d.name == sym:
@@ -56,7 +43,10 @@ def _scratch_decl(fn: Function, module: Module, sym: str):
     return None
 
 
-def _scratch_stride(rep: Report, sp: SpliceText) -> tuple[int | None, str]:
+def scratch_stride(rep: Report, sp: SpliceText) -> tuple[int | None, str]:
+    """Bytes between two lanes' return slots, and where that figure comes from: the
+    recipe's RET_STRIDE, the multiplier of the lane index in the call text, or 4 bytes per
+    RET_REGS register; (None, "") when nothing says."""
     rec = rep.recipe
     v = rec.const("RET_STRIDE")
     if isinstance(v, int) and not isinstance(v, bool):
@@ -97,7 +87,7 @@ def _check_scratch(rep: Report, fn: Function, rng: StatementRange, sp: SpliceTex
                 f"{fn.name} or at module scope")
         return
     size = decl.byte_size
-    stride, why = _scratch_stride(rep, sp)
+    stride, why = scratch_stride(rep, sp)
     offs = []
     for st in loads:
         for op in st.operands:
@@ -106,7 +96,7 @@ def _check_scratch(rep: Report, fn: Function, rng: StatementRange, sp: SpliceTex
                 for mod in st.modifiers:
                     if mod in ("v2", "v4"):
                         n = int(mod[1:])
-                w = next((_TYPE_SIZE[x] for x in st.modifiers if x in _TYPE_SIZE), 4)
+                w = next((t.bytes for t in st.view.types), 4)
                 offs.append((op.offset, op.offset + w * n))
     specials = {r.name for st in sp.statements for r in st.registers() if r.special}
     per_thread = any(x.startswith("%tid.") for x in specials)
@@ -137,21 +127,10 @@ def _check_scratch(rep: Report, fn: Function, rng: StatementRange, sp: SpliceTex
     _check_scratch_race(rep, fn, rng, sp, sym, decl, loads, per_thread, threads)
 
 
-def _symbol_accesses(fn: Function, sym: str) -> list:
-    """(index, 'read'|'write'|'both') of every memory access of `sym`, directly or through a
-    register derived from its address, in statement order: provenance's `symbol_uses`,
-    reduced to the JSON the facts memo keeps."""
-    from ..analysis.dataflow import analyze
-    from ..analysis.provenance import symbol_uses
-    kinds = {"read": "read", "write": "write", "atomic": "both"}
-    return sorted((a.index, kinds[a.kind]) for a in symbol_uses(analyze(fn), sym).accesses
-                  if a.kind in kinds)
-
-
 def _check_scratch_live(rep: Report, fn: Function, rng: StatementRange, sym: str,
                         decl) -> None:
     acc = [tuple(x) for x in _memo(rep.target.module, fn, f"symbol {sym}",
-                                   lambda: _symbol_accesses(fn, sym))]
+                                   lambda: symbol_accesses(fn, sym))]
     before = [(i, k) for i, k in acc if i < rng.first]
     after = [(i, k) for i, k in acc if i > rng.last]
     stmts = fn.statements

@@ -5,20 +5,11 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from ..ptx.model import Function, Module
-from ..workflow.forms import _function_at  # noqa: F401  (re-exported by rrsplice.check)
+from ..ptx.model import Module
+from ..ptx.select import function_at
+from ..workflow.forms import build_form_target
 from ..workflow.recipe import Recipe, RecipeError, load_recipe
 from .report import Target
-
-
-def _entry_function(module: Module, rec: Recipe) -> Function | None:
-    names = [n for n, _ in rec.entry_candidates()]
-    for n in names:
-        for f in module.functions:
-            if f.name == n and f.has_body:
-                return f
-    bodies = [f for f in module.functions if f.has_body and f.is_entry]
-    return bodies[0] if len(bodies) == 1 else None
 
 
 def qualify_stage(rec: Recipe, name: str) -> str:
@@ -63,9 +54,8 @@ def build_target(rec: Recipe, path: Path, module: Module, note: str | None = Non
     if stage is not None:
         qname, (line, regs) = find_stage(rec, stage)
         t.kind, t.stage, t.first_line, t.point_regs = "point", qname, line, list(regs)
-        t.fn = _function_at(module, line)
+        t.fn = function_at(module, line)
         t.extern = None
         return t
-    from ..workflow.forms import build_form_target
     build_form_target(t, rec, module)
     return t

@@ -8,17 +8,12 @@ from dataclasses import dataclass, field
 
 from ..ptx.errors import ParseError
 from ..ptx.model import Function, Module
-from ..ptx.parser import _blank_comments, parse_bytes
+from ..ptx.parser import blank_comments, parse_bytes
 from ..ptx.scopes import source_name
 
 PROBE = "__rrsplice_probe"
 # the module header a recipe's snippets (call text, extern) are parsed under
 SNIPPET_HEADER = ".version 8.7\n.target sm_89\n.address_size 64\n"
-
-
-def _strip_comments(text: str) -> str:
-    """`text` with comments (and strings) blanked, newlines kept: the parser's scanner."""
-    return _blank_comments(text)
 
 
 @dataclass
@@ -159,7 +154,7 @@ def _escape(m: Module, src: str, head: str, what: str) -> str | None:
 
 def empty_arg_lists(text: str) -> list[int]:
     """1-based lines of `text` holding an empty `()` (ZLUDA rejects it)."""
-    clean = _strip_comments(text)
+    clean = blank_comments(text)
     out = []
     for m in re.finditer(r"\(\s*\)", clean):
         out.append(clean.count("\n", 0, m.start()) + 1)

@@ -51,13 +51,12 @@ def _param_return(rep):
                       "produce; return through a .shared scratch array instead "
                       "(`rrsplice recipe new --abi scratch`)")
     from ..ptx.model import ParenList
-    from .calls import _callee
     from .source import _short
     for st in sp.calls:
         ops = st.operands
         if len(ops) > 1 and isinstance(ops[0], ParenList) and ops[0].items:
             yield Hit(f"the call takes {len(ops[0].items)} return value(s) from "
-                      f"{_callee(st) or 'its callee'}: `{_short(st.text)}`; ZLUDA cannot "
+                      f"{st.view.callee or 'its callee'}: `{_short(st.text)}`; ZLUDA cannot "
                       "link that to a native body (return through memory)")
 
 
@@ -146,7 +145,6 @@ def _undeclared_call(rep):
     t = rep.target
     if t is None:
         return
-    from .calls import _callee
     m = t.module
     first_line: dict[str, int] = {}
     for f in m.functions:
@@ -155,7 +153,7 @@ def _undeclared_call(rep):
         for st in fn.statements:
             if st.is_label or st.base != "call" or not _kept(rep, st):
                 continue
-            callee = _callee(st)
+            callee = st.view.callee
             if callee is not None and first_line.get(callee, fn.line + 1) > fn.line:
                 yield Hit(f"{fn.name} {st.sid} calls {callee}, which the module does not "
                           "declare before it", st=st)

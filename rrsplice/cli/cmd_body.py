@@ -81,14 +81,14 @@ def body_coverage_cmd(target, corpus, as_json):
     from ..lift.write import coverage
     from ..ptx.parser import parse
     if str(target).endswith(".py"):
-        from ..lift.region import _original
+        from ..lift.region import original
         from ..ptx.select import lines_to_range
         from ..workflow.recipe import load_recipe
         rec = load_recipe(target)
         if rec.cut_call is None:
             from ..ptx.errors import RRSpliceError
             raise RRSpliceError(f"{rec.path}: coverage needs a cut_call recipe")
-        mod, fn, path = _original(rec, corpus)
+        mod, fn, path = original(rec, corpus)
         rng = lines_to_range(fn, rec.cut_call[0], rec.cut_call[1] - 1)
         stmts = fn.statements[rng.first - 1:rng.last]
     else:

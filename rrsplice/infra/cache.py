@@ -533,12 +533,11 @@ def load_analysis(module: Module, fn: Function):
     return fa
 
 
-def remember_json(area: str, key: str, sources: tuple, compute,
-                  accept: Callable = lambda v: True):
+def remember_json(area: str, key: str, compute, accept: Callable = lambda v: True):
     """`compute()` (JSON data) remembered under `<cache>/<area>/`, keyed by `key` and the
     package's code, so an edited input or tool never serves a stale answer; an entry that
     does not verify, or whose value `accept` rejects, is a miss, and a cache that cannot be
-    written is skipped. (`sources` is no longer needed: every key covers all the code.)"""
+    written is skipped."""
     entry = _json_entry(area, key)
     if entry is None:
         return compute()
@@ -584,7 +583,7 @@ def _write_json_entry(entry: Path, value) -> None:
     _store(entry, payload)
 
 
-def peek_json(area: str, key: str, sources: tuple = (), accept: Callable = lambda v: True):
+def peek_json(area: str, key: str, accept: Callable = lambda v: True):
     """What `remember_json` would serve for (area, key), or None on a miss (so a caller can
     decide where to compute the misses, e.g. in worker processes)."""
     entry = _json_entry(area, key)
@@ -592,7 +591,7 @@ def peek_json(area: str, key: str, sources: tuple = (), accept: Callable = lambd
     return None if hit is None else hit[0]
 
 
-def store_json(area: str, key: str, sources: tuple, value) -> None:
+def store_json(area: str, key: str, value) -> None:
     """Remember `value` for `peek_json`/`remember_json`; silently skipped when it cannot."""
     entry = _json_entry(area, key)
     if entry is not None:
@@ -603,12 +602,12 @@ def load_report(kind: str, data: bytes, query: dict, compute) -> dict:
     """A command's result for (module bytes, query): see `remember_json`."""
     import json
     key = f"{module_key(data)}|{kind}|{json.dumps(query, sort_keys=True)}"
-    return remember_json("reports", key, (), compute, accept=lambda v: isinstance(v, dict))
+    return remember_json("reports", key, compute, accept=lambda v: isinstance(v, dict))
 
 
-def remember_module_fact(module: Module, what: str, sources: tuple, compute):
+def remember_module_fact(module: Module, what: str, compute):
     """A JSON fact about a parsed module (e.g. its phase list), remembered like a report."""
-    return remember_json("facts", f"{_key_of(module)}|{what}", sources, compute)
+    return remember_json("facts", f"{_key_of(module)}|{what}", compute)
 
 
 def clear() -> int:

@@ -14,6 +14,7 @@ from dataclasses import dataclass, field
 from typing import NoReturn
 
 from ..ptx.errors import RRSpliceError
+from ..ptx.isa import TYPES
 from ..ptx.model import Address, Imm, Negated, ParenList, PredPair, Reg, Sink, Symbol, Vector
 from . import names
 from .regs import RegTypes, convert
@@ -97,7 +98,7 @@ def _imm(ctx, st, op: Imm, want: str) -> str:
             return "true" if v else "false"
         if want in ("f32", "f64"):
             refuse(ctx, st, f"integer immediate {op.text} as a {want} operand")
-        bits = {"u8": 8, "u16": 16, "u32": 32, "u64": 64}[want]
+        bits = TYPES[want].bits
         v &= (1 << bits) - 1
         return f"({C_TYPES[want]})0x{v:x}ull" if bits == 64 else f"({C_TYPES[want]})0x{v:x}u"
     refuse(ctx, st, f"immediate {op.text}")
@@ -194,7 +195,7 @@ def _ld(ctx, st) -> list:
     a = _address(ctx, st, addr)
     c = C_TYPES[cls]
     items = dst.items if isinstance(dst, Vector) else (dst,)
-    size = {"u8": 1, "u16": 2, "u32": 4, "u64": 8, "f32": 4, "f64": 8}[cls]
+    size = TYPES[cls].bytes
     out = []
     for k, r in enumerate(items):
         ak = f"{a} + {k * size}" if k else a
@@ -222,7 +223,7 @@ def _st(ctx, st) -> list:
         refuse(ctx, st, f"stores to .{v.space}")
     a = _address(ctx, st, addr)
     items = src.items if isinstance(src, Vector) else (src,)
-    size = {"u8": 1, "u16": 2, "u32": 4, "u64": 8, "f32": 4, "f64": 8}[cls]
+    size = TYPES[cls].bytes
     out = []
     for k, r in enumerate(items):
         ak = f"{a} + {k * size}" if k else a
@@ -236,14 +237,14 @@ def _mov(ctx, st) -> list:
     if isinstance(src, Vector):          # pack: mov.b32 %r, {%h0, %h1}
         part = {2: {"u32": "u16", "u64": "u32"}, 4: {"u32": "u8", "u64": "u16"}}
         pcls = part.get(len(src.items), {}).get(cls) or refuse(ctx, st, "packing")
-        bits = {"u8": 8, "u16": 16, "u32": 32}[pcls]
+        bits = TYPES[pcls].bits
         terms = [f"(({C_TYPES[cls]}){value(ctx, st, x, pcls)} << {bits * i})" if i else
                  f"({C_TYPES[cls]}){value(ctx, st, x, pcls)}" for i, x in enumerate(src.items)]
         return [assign(ctx, st, dst, " | ".join(terms), cls)]
     if isinstance(dst, Vector):          # unpack: mov.b32 {%h0, %h1}, %r
         part = {2: {"u32": "u16", "u64": "u32"}, 4: {"u32": "u8"}}
         pcls = part.get(len(dst.items), {}).get(cls) or refuse(ctx, st, "unpacking")
-        bits = {"u8": 8, "u16": 16, "u32": 32}[pcls]
+        bits = TYPES[pcls].bits
         w = value(ctx, st, src, cls)
         return [assign(ctx, st, x, f"({C_TYPES[pcls]})({w} >> {bits * i})", pcls)
                 for i, x in enumerate(dst.items) if not isinstance(x, Sink)]

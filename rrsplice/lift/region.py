@@ -37,13 +37,13 @@ class RegionBody:
     outlined_ptx: bytes = b""
 
 
-def _original(rec, corpus):
-    from ..outline.from_recipe import _recipe_function
-    from ..ptx.select import select_function
+def original(rec, corpus):
+    """The recipe's module (parsed), the function it cuts, and the module's path."""
+    from ..outline.from_recipe import recipe_function
     from ..workflow.recipe import resolve_module
     path, _ = resolve_module(rec, corpus)
     module = parse(path)
-    return module, _recipe_function(module, rec, select_function), path
+    return module, recipe_function(module, rec), path
 
 
 def _outline(recipe_path, corpus):
@@ -58,7 +58,7 @@ def _outline(recipe_path, corpus):
     if rec.cut_call is None or rec.call is None or rec.extern is None:
         raise OutlineError(f"{rec.path}: `body new --staging` needs a cut_call recipe (cut_call, "
                            f"call, extern); this one is a {rec.form!r} recipe")
-    module, fn, path = _original(rec, corpus)
+    module, fn, path = original(rec, corpus)
     first, end = rec.cut_call
     rng = lines_to_range(fn, first, end - 1)
     out = build_outline(module, fn, rng, rec.call, rec.extern, lines=(first, end),
@@ -174,8 +174,8 @@ def lift_region(recipe_path, staging: str = "registers", corpus=None) -> RegionB
     notes = list(out.notes)
     extra_top: tuple = ()
     if staging == "image":
+        from ..analysis.occupancy import block_threads
         from ..body.header import header_text as mma_header_text
-        from ..check.scratch import block_threads
         from ..fragments.fragmap import phase_map
         inside = [p for p in phases if out.region[0] <= p.first and p.last <= out.region[1]]
         if not inside:

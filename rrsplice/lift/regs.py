@@ -4,7 +4,7 @@ value conversions: a PTX register is its bits)."""
 
 from __future__ import annotations
 
-from ..ptx.isa import ptx_type
+from ..ptx.isa import TYPES, ptx_type
 from ..ptx.scopes import source_name
 
 
@@ -49,7 +49,6 @@ class RegTypes:
         return None
 
 
-_BITS = {"u8": 8, "u16": 16, "u32": 32, "u64": 64, "f32": 32, "f64": 64}
 _UINT = {8: "rr_u8", 16: "rr_u16", 32: "rr_u32", 64: "rr_u64"}
 
 
@@ -61,7 +60,7 @@ def convert(expr: str, frm: str, to: str) -> str:
     if to == "pred":
         return f"({expr} != 0)"
     if frm == "pred":
-        return f"({_UINT[_BITS[to]]})({expr} ? 1 : 0)" if to not in ("f32", "f64") \
+        return f"({_UINT[TYPES[to].bits]})({expr} ? 1 : 0)" if to not in ("f32", "f64") \
             else f"rr_float({expr} ? 1u : 0u)"
     if frm == "f32":
         expr, frm = f"rr_bits({expr})", "u32"
@@ -73,4 +72,4 @@ def convert(expr: str, frm: str, to: str) -> str:
         return f"rr_double(({_UINT[64]}){expr})"
     if frm == to:
         return expr
-    return f"({_UINT[_BITS[to]]})({expr})"
+    return f"({_UINT[TYPES[to].bits]})({expr})"

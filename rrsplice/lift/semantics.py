@@ -16,6 +16,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from ..ptx.isa import TYPES
+
 EMIT = "ptx/src/pass/llvm/emit.rs"
 IMPL = "ptx/lib/zluda_ptx_impl.cpp"
 
@@ -191,9 +193,9 @@ _F = [
 
 # ---------------------------------------------------------------- integer rows
 
-_INT_TYPES = {"b16": ("u16", 16, False), "u16": ("u16", 16, False), "s16": ("u16", 16, True),
-              "b32": ("u32", 32, False), "u32": ("u32", 32, False), "s32": ("u32", 32, True),
-              "b64": ("u64", 64, False), "u64": ("u64", 64, False), "s64": ("u64", 64, True)}
+# PTX integer type -> (the lifted class, bits, signed): b, u and s of 16 to 64 bits
+_INT_TYPES = {n: (f"u{TYPES[n].bits}", TYPES[n].bits, TYPES[n].is_signed)
+              for n in (f"{k}{b}" for b in (16, 32, 64) for k in "bus")}
 _S = {16: "short", 32: "int", 64: "long long"}
 
 

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
+from ..check.text import SNIPPET_HEADER, wrap_snippet
 from ..ptx.errors import ParseError
 from ..ptx.model import Address, Function, Module, ParenList, Reg, Statement, Symbol
 from ..ptx.parser import parse
@@ -105,7 +106,6 @@ def parse_call(call_text: str, extern_text: str, header: str = "",
     """Read the call text (wrapped in a dummy function) against the extern declaration;
     `outer`: the kernel's declarations of special registers' names in force at the cut
     (rrsplice.ptx.scopes.shadows_at), which make those names the kernel's registers."""
-    from ..check.text import SNIPPET_HEADER, wrap_snippet
     header = header or SNIPPET_HEADER
     extern_text = extern_text.rstrip() + "\n"
     ext_mod = _parse_snippet(header + extern_text, "extern declaration",

@@ -6,6 +6,7 @@ from __future__ import annotations
 from collections.abc import Callable
 
 from ..ptx.errors import RRSpliceError
+from ..ptx.isa import TYPES
 from ..ptx.model import Address, Block, Function, ParenList, Statement, Symbol, Vector
 
 
@@ -13,9 +14,8 @@ class OutlineError(RRSpliceError):
     """The region cannot be outlined into a body matching the call text."""
 
 
-_WIDTH = {"b8": 8, "u8": 8, "s8": 8, "b16": 16, "u16": 16, "s16": 16, "f16": 16, "bf16": 16,
-          "b32": 32, "u32": 32, "s32": 32, "f32": 32, "f16x2": 32, "bf16x2": 32,
-          "b64": 64, "u64": 64, "s64": 64, "f64": 64, "pred": 1}
+# type name -> bits (`.pred` 1)
+_WIDTH = {name: t.bits for name, t in TYPES.items()}
 
 _SPECIAL64 = {"%clock64", "%globaltimer", "%gridid"}
 

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from ..ptx.model import Function, Module
 from ..ptx.parser import parse
+from ..ptx.select import function_at, lines_to_range, select_function
 from .body import build_outline
 from .common import OutlineError
 
@@ -12,7 +13,6 @@ from .common import OutlineError
 def outline_recipe(recipe_path, corpus=None, analysis=None):
     """Load a `cut_call` recipe, find its module and build its body.
     Returns (Outline, module path, resolve note)."""
-    from ..ptx.select import lines_to_range, select_function
     from ..workflow.recipe import load_recipe, resolve_module
     rec = load_recipe(recipe_path)
     if rec.cut_call is None or rec.call is None or rec.extern is None:
@@ -20,7 +20,7 @@ def outline_recipe(recipe_path, corpus=None, analysis=None):
                            f"extern); this one is a {rec.form!r} recipe")
     path, note = resolve_module(rec, corpus)
     module = parse(path)
-    fn = _recipe_function(module, rec, select_function)
+    fn = recipe_function(module, rec)
     first, end = rec.cut_call
     rng = lines_to_range(fn, first, end - 1)
     from ..rewrite import rules_for_recipe
@@ -31,10 +31,10 @@ def outline_recipe(recipe_path, corpus=None, analysis=None):
     return out, path, rec
 
 
-def _recipe_function(module: Module, rec, select_function) -> Function:
-    first = rec.cut_call[0]
-    for f in module.functions:
-        if f.has_body and f.line <= first <= f.end_line:
-            return f
-    fn, _ = select_function(module, rec.entry)
+def recipe_function(module: Module, rec) -> Function:
+    """The function a `cut_call` recipe cuts: the one its first line falls in, else the
+    one its entry names (or the module's only candidate)."""
+    fn = function_at(module, rec.cut_call[0])
+    if fn is None:
+        fn, _ = select_function(module, rec.entry)
     return fn

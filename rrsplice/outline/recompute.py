@@ -24,8 +24,6 @@ class _Reaching:
         return tuple(sorted(self.fa.reaching_defs(index, reg)))
 
 
-_PURE = PURE
-
 
 def _is_reloadable(st: Statement) -> bool:
     """A load whose memory the kernel never writes: `ld.global.nc`, `ld.const`, `ldu`."""
@@ -91,7 +89,7 @@ def _recompute(fn: Function, at: int, reg: str, passed: dict, reach: _Reaching,
         d = fn.statement(defs[0])
         if d.guard is not None:
             why = f"its definition {d.sid} (line {d.line}) is guarded"
-        elif not (d.base in _PURE or _is_reloadable(d)):
+        elif not (d.base in PURE or _is_reloadable(d)):
             why = (f"its definition {d.sid} (line {d.line}, {d.opcode}) is not a pure "
                    f"computation or a read-only load")
         elif _symbols(d) - {lab for lab in _symbols(d) if fn.label_statement(lab)}:

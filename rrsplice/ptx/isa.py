@@ -37,6 +37,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass
+from typing import overload
 
 # ---------------------------------------------------------------- the table
 
@@ -466,3 +467,26 @@ def ptx_type(name: str | None) -> PtxType | None:
     if not name:
         return None
     return TYPES.get(name[1:] if name.startswith(".") else name)
+
+
+@overload
+def type_bytes(name: str | None) -> int | None: ...
+@overload
+def type_bytes(name: str | None, default: int) -> int: ...
+
+
+def type_bytes(name: str | None, default: int | None = None) -> int | None:
+    """Bytes in memory of the PTX type `name` (`.b32` or `b32`; 0 for `.pred`), or `default`
+    when it is not a PTX type."""
+    row = ptx_type(name)
+    return row.bytes if row is not None else default
+
+
+def element_bytes(modifiers, default: int = 4) -> int:
+    """Bytes of one element an opcode moves: the last type among its split `modifiers` that
+    has a memory size (`ld.global.v2.u16` -> 2), `default` when none has."""
+    for m in reversed(modifiers):
+        row = TYPES.get(m)
+        if row is not None and row.bytes:
+            return row.bytes
+    return default

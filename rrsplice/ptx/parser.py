@@ -19,6 +19,7 @@ from lark import Lark, Token, Transformer
 from lark.exceptions import UnexpectedCharacters, UnexpectedEOF, UnexpectedInput, UnexpectedToken
 
 from .errors import ParseError
+from .isa import TYPES
 from .lexicon import DECL_ATTR, DECL_NAME, ITEM, SCOPE, SPLIT, grammar_text
 from .model import Block, Decl, Function, LabelledDirective, Module, Param, Statement
 from .operands import OperandSyntaxError, _int_value, clear_caches, instruction_cache, parse_instruction
@@ -324,11 +325,12 @@ def _scope_block(tok: Token) -> Block:
     return blk
 
 
-# fundamental types besides .bN/.uN/.sN/.fN (PTX ISA "Fundamental Types", "Alternate
-# Floating Point Data Formats")
-_TYPES = frozenset((".pred", ".f16x2", ".f32x2", ".bf16", ".bf16x2", ".tf32", ".e4m3", ".e5m2",
-                    ".e4m3x2", ".e5m2x2", ".e2m3", ".e3m2", ".e2m1", ".e2m1x2", ".ue8m0",
-                    ".s16x2", ".u16x2", ".s8x4", ".u8x4"))
+# the types a declaration may name besides .bN/.uN/.sN/.fN: every row of the type table, and
+# those it has no size for (PTX ISA "Fundamental Types", "Alternate Floating Point Data
+# Formats", "Packed Data Types")
+_TYPES = frozenset({"." + name for name in TYPES}
+                   | {".f32x2", ".e2m3", ".e3m2", ".e2m1", ".ue8m0", ".s16x2", ".u16x2",
+                      ".s8x4", ".u8x4"})
 
 
 def _classify_attrs(attrs):
@@ -603,7 +605,7 @@ def _missing_semicolon(text: str):
     """An instruction the lexer took whole but whose operands do not parse: if one of its
     continuation lines starts a new item (instruction, label, directive, block), the
     offset just past the content of the line before it, where the ';' is missing."""
-    code = _blank_comments(text)
+    code = blank_comments(text)
     first_end = code.find("\n")
     if first_end < 0:
         return None
@@ -671,7 +673,7 @@ _STARTS_ITEM = re.compile(r"[ \t]*(?:[}{]|\.[A-Za-z_]|@|[A-Za-z_$%][\w$]*[ \t]*:
 _OPERAND_BRACE = re.compile(r"\{\s*(?:[%\d}-]|[A-Za-z_$][\w$]*\s*[,}])")
 
 
-def _blank_comments(text: str) -> str:
+def blank_comments(text: str) -> str:
     """`text` with comments and strings replaced by spaces (newlines kept), so brace and
     ';' scans line up with the original offsets."""
     return _COMMENTS.sub(lambda m: re.sub(r"[^\n]", " ", m.group()), text)
@@ -684,7 +686,7 @@ def _unterminated(text: str, pos: int):
     Its continuation lines are followed until one starts a new item (instruction, label,
     directive, brace): the ';' belongs at the end of the last line before it. Reaching the
     end of the file means the file is truncated inside the instruction."""
-    code = _blank_comments(text)
+    code = blank_comments(text)
     line_end = code.find("\n", pos)
     seg_end = len(code) if line_end < 0 else line_end
     if ";" in code[pos:seg_end]:
@@ -704,7 +706,7 @@ def _unclosed_brace(text: str):
     are matched naively; a pair whose '}' is indented differently from its '{' line marks
     the real culprit (a nested block that was never closed, so the function's final '}'
     closed it instead)."""
-    code = _blank_comments(text)
+    code = blank_comments(text)
     stack = []
     suspect = None
     for m in re.finditer(r"[{}]", code):
@@ -732,7 +734,7 @@ _ITEM_AT = re.compile(f"{ITEM}|{SCOPE}")
 
 
 def _last_brace_before(text: str, pos: int):
-    code = _blank_comments(text[:pos])
+    code = blank_comments(text[:pos])
     p = code.rfind("}")
     return p if p >= 0 else None
 

@@ -298,3 +298,27 @@ class Labels:
                 return hit
             blk = blk.parent
         return None
+
+
+_DECLS: dict = {}
+
+
+def register_decl(fn: Function, reg: str) -> Decl | None:
+    """The `.reg` declaration of `reg` visible at function scope (body-level, then nested
+    blocks), or None; memoised for the last function asked about, which the checks ask
+    about register after register."""
+    ent = _DECLS.get(id(fn))
+    if ent is None or ent[0] is not fn:
+        body = [d for d in (fn.body.decls if fn.body else ()) if d.space == ".reg"]
+        memo: dict = {}
+        ent = (fn, body, memo)
+        _DECLS.clear()
+        _DECLS[id(fn)] = ent
+    _, body, memo = ent
+    if reg in memo:
+        return memo[reg]
+    found = next((d for d in body if d.declares(reg)), None)
+    if found is None:
+        found = next((d for d in fn.decls() if d.space == ".reg" and d.declares(reg)), None)
+    memo[reg] = found
+    return found

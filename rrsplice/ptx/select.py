@@ -118,3 +118,22 @@ def parse_line_range(text: str) -> tuple[int, int]:
         raise SelectionError(f"line range {text!r} is reversed: line {a} comes after line "
                              f"{b} (write {b}-{a})")
     return a, b
+
+
+def function_at(module: Module, line: int) -> Function | None:
+    """The function with a body whose lines hold physical line `line`, or None."""
+    for f in module.functions:
+        if f.has_body and f.line <= line <= f.end_line:
+            return f
+    return None
+
+
+def named_function(module: Module, names) -> Function | None:
+    """The first of `names` (best first) that names a function with a body; when none
+    does, the module's only `.entry` with a body, else None (several, or none)."""
+    for n in names:
+        for f in module.functions:
+            if f.name == n and f.has_body:
+                return f
+    bodies = [f for f in module.functions if f.has_body and f.is_entry]
+    return bodies[0] if len(bodies) == 1 else None

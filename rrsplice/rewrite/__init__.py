@@ -18,7 +18,7 @@ Rules shipped here (recipe options):
 option         rule
 =============  ===========================================================================
 ``sust``       the four surface-store shapes (``True`` or a list of kinds, see
-               :data:`~rrsplice.rewrite.sust.SUST_KINDS`) become a ``{ .param ...;
+               :data:`~rrsplice.workflow.recipe.SUST_KINDS`) become a ``{ .param ...;
                st.param ...; call d4r_sust_<kind>, (...); }`` block calling a native helper
 ``rz_round``   ``add.rz[.ftz].f32 D, X, S`` + ``cvt.rzi.f32.f32 R, D`` (CUDA's ``roundf``)
                becomes round-half-away-from-zero in the default rounding mode
@@ -27,9 +27,21 @@ option         rule
 =============  ===========================================================================
 """
 
-from .rules import Replacement, RewritePlan, Rule, plan_rewrites, rules_for_recipe
+from .rules import Replacement, RewritePlan, Rule, plan_rewrites
 from .rz_round import RzRoundRule
 from .sust import SUST_KINDS, SustRule
+from .user import user_rules
 
 __all__ = ["Replacement", "RewritePlan", "Rule", "RzRoundRule", "SUST_KINDS", "SustRule",
            "plan_rewrites", "rules_for_recipe"]
+
+
+def rules_for_recipe(rec) -> list[Rule]:
+    """The rules a recipe's options ask for, in a fixed order (sust, rz_round, own rules)."""
+    rules: list[Rule] = []
+    if rec.sust:
+        rules.append(SustRule(rec.sust))
+    if rec.rz_round:
+        rules.append(RzRoundRule())
+    rules += user_rules(rec)
+    return rules

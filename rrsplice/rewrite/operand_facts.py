@@ -2,18 +2,19 @@
 
 from __future__ import annotations
 
-from ..check.source import _TYPE_SIZE, _function_decl
+from ..ptx.isa import type_bytes
 from ..ptx.model import Function, Imm, Reg
+from ..ptx.scopes import register_decl
 
 
 def reg_size(fn: Function, reg: Reg) -> int | None:
     """Bytes of the register's declared type (None: undeclared or special)."""
     if reg.special:
         return 4 if not reg.name.startswith(("%clock64", "%globaltimer")) else 8
-    d = _function_decl(fn, fn.module, reg.name)
+    d = register_decl(fn, reg.name)
     if d is None or not d.type:
         return None
-    return _TYPE_SIZE.get(d.type.lstrip("."))
+    return type_bytes(d.type)
 
 
 def fits(fn: Function, op, size: int) -> bool:

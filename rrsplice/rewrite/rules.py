@@ -178,17 +178,3 @@ def plan_rewrites(module: Module, rules: Iterable[Rule], functions: Iterable[Fun
         if module_declares(module, name):
             del plan.declarations[name]
     return plan
-
-
-def rules_for_recipe(rec) -> list[Rule]:
-    """The rules a recipe's options ask for, in a fixed order (sust, rz_round, own rules)."""
-    from .rz_round import RzRoundRule
-    from .sust import SustRule
-    from .user import user_rules
-    rules: list[Rule] = []
-    if rec.sust:
-        rules.append(SustRule(rec.sust))
-    if rec.rz_round:
-        rules.append(RzRoundRule())
-    rules += user_rules(rec)
-    return rules

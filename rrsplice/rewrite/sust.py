@@ -7,34 +7,19 @@
       (sust_s, sust_x, sust_y, sust_v0, sust_v1); }
 
 and the helper's ``.extern .func`` declaration is added once. The helper names are the
-users' (the native side defines them); the shapes are a table, not code.
+users' (the native side defines them); the shapes are a table, not code
+(`SUST_KINDS`, kept with the recipe's options, which `sust=[kinds]` names).
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-
+from ..ptx.isa import TYPES
 from ..ptx.model import Address, Function, Reg, Vector
+from ..workflow.recipe import SUST_KINDS, SustKind
 from .operand_facts import fits
 from .rules import Issue, Replacement, RewritePlan, Rule
 
-
-@dataclass(frozen=True)
-class SustKind:
-    opcode: str          # the exact opcode matched
-    helper: str          # the native helper called instead
-    value_type: str      # .param type of each value (".b16" / ".b32")
-    count: int           # values stored
-
-
-SUST_KINDS = {
-    "v2b16": SustKind("sust.b.2d.v2.b16.zero", "d4r_sust_v2b16", ".b16", 2),
-    "v4b16": SustKind("sust.b.2d.v4.b16.zero", "d4r_sust_v4b16", ".b16", 4),
-    "b32": SustKind("sust.b.2d.b32.zero", "d4r_sust_b32", ".b32", 1),
-    "p_v4b32": SustKind("sust.p.2d.v4.b32.zero", "d4r_sust_p_v4b32", ".b32", 4),
-}
 _BY_OPCODE = {k.opcode: name for name, k in SUST_KINDS.items()}
-_SIZE = {".b16": 2, ".b32": 4, ".b64": 8}
 
 
 def signature(kind: SustKind) -> list[tuple[str, str]]:
@@ -118,8 +103,9 @@ class SustRule(Rule):
         if len(vals.items) != kind.count:
             return bad(f"{len(vals.items)} values, the shape stores {kind.count}")
         for v in vals.items:
-            if not fits(fn, v, _SIZE[kind.value_type]):
-                return bad(f"value {v} is not {_SIZE[kind.value_type]} bytes wide")
+            size = TYPES[kind.value_type[1:]].bytes
+            if not fits(fn, v, size):
+                return bad(f"value {v} is not {size} bytes wide")
         return [str(addr.base)] + [str(c) for c in coords.items] + [str(v) for v in vals.items]
 
 

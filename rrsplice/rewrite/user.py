@@ -15,8 +15,6 @@ from ..workflow.recipe import RecipeError, call_user
 from ..workflow.recipe_process import ProcessFailure, RemoteFunction
 from .rules import Issue, Replacement, RewritePlan, Rule
 
-USER_KEYS = {"opcode", "replace", "extern", "name"}
-
 
 class UserRule(Rule):
     def __init__(self, opcodes, replace, extern=None, name=None, source="recipe"):

@@ -18,8 +18,6 @@ from pathlib import Path
 
 from ..infra import cache
 
-_SOURCES = ("parser.py", "model.py", "lexicon.py", "operands.py", "semantics.py", "mma.py",
-            "select.py", "descriptor.py", "corpus.py")
 _KIND = "corpus-rows/2"
 
 
@@ -103,7 +101,7 @@ def survey(paths: list, workers: int | None = None,
             rows[str(p)] = _error_row(str(p), exc.message)
             continue
         keys[str(p)] = key
-        hit = cache.peek_json("corpus", key, _SOURCES)
+        hit = cache.peek_json("corpus", key)
         if hit is not None:
             for row in hit:
                 row["module"] = str(p)
@@ -119,7 +117,7 @@ def survey(paths: list, workers: int | None = None,
             for p in todo:
                 rows[p] = _rows(p)
                 if not any(r["error"] for r in rows[p]):
-                    cache.store_json("corpus", keys[p], _SOURCES, rows[p])
+                    cache.store_json("corpus", keys[p], rows[p])
                 if progress:
                     progress(len(rows), total)
         else:
@@ -132,7 +130,7 @@ def survey(paths: list, workers: int | None = None,
                     p = futs[fut]
                     rows[p] = outcome(fut, lambda why, p=p: _error_row(p, why))
                     if not any(r["error"] for r in rows[p]):
-                        cache.store_json("corpus", keys[p], _SOURCES, rows[p])
+                        cache.store_json("corpus", keys[p], rows[p])
                     if progress:
                         progress(len(rows), total)
     return [row for p in paths for row in rows[str(p)]]

@@ -13,6 +13,8 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass
 
+from ..ptx.select import function_at
+
 
 def _err(path, message: str, key: str):
     from .recipe import RecipeError
@@ -89,16 +91,8 @@ def targets(name: str):
     return deco
 
 
-def _function_at(module, line: int):
-    for f in module.functions:
-        if f.has_body and f.line <= line <= f.end_line:
-            return f
-    return None
-
-
 def _target_none(t, rec, module) -> None:
-    from ..check.target import _entry_function
-    t.fn = _entry_function(module, rec)
+    t.fn = rec.entry_function(module)
 
 
 # --- cut_call: replace lines first..end-1 with the call text
@@ -113,7 +107,7 @@ def _cut_call(path, raw, rec):
 def _cut_call_target(t, rec, module):
     a, b = rec.cut_call
     t.first_line, t.last_line, t.text = a, b - 1, rec.call
-    t.fn = _function_at(module, a)
+    t.fn = function_at(module, a)
 
 
 # --- debug: keep the body, insert the block after a line
@@ -133,7 +127,7 @@ def _debug_target(t, rec, module):
     line, regs = rec.debug
     t.first_line, t.point_regs = line, list(regs)
     t.stage = rec.debug_env or "debug"
-    t.fn = _function_at(module, line)
+    t.fn = function_at(module, line)
 
 
 # --- cut_after: truncate after a line (checked against cut_check), append the tail
@@ -153,7 +147,7 @@ def _cut_after(path, raw, rec):
 @targets("cut_after")
 def _cut_after_target(t, rec, module):
     t.first_line, t.text = rec.cut_after, rec.tail
-    t.fn = _function_at(module, rec.cut_after)
+    t.fn = function_at(module, rec.cut_after)
 
 
 # --- delete: replace a line range (both ends checked) with the insert text
@@ -177,7 +171,7 @@ def _delete(path, raw, rec):
 def _delete_target(t, rec, module):
     a, b = rec.delete
     t.first_line, t.last_line, t.text = a, b - 1, rec.insert
-    t.fn = _function_at(module, a)
+    t.fn = function_at(module, a)
 
 
 # --- replace_body: a whole body becomes the stub

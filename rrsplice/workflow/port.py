@@ -22,7 +22,7 @@ from ..infra.cache import load_module
 from ..infra.fsutil import write_atomic
 from ..ptx.errors import RRSpliceError
 from ..ptx.model import Function, Module
-from ..ptx.select import SelectionError, lines_to_range
+from ..ptx.select import SelectionError, function_at, lines_to_range
 from .align import Disagreement, align
 from .recipe import Recipe, load_recipe, resolve_module
 
@@ -220,13 +220,11 @@ def port_recipe(recipe, to: str, *, out=None, corpus=None, force: bool = False,
     fb = _target_function(mb, entry, rec, mod_path)
     lines = _reference_lines(rec)
     if lines is not None:
-        fa = next((f for f in ma.functions if f.has_body and f.line <= lines[0] <= f.end_line),
-                  None)
+        fa = function_at(ma, lines[0])
     elif rec.form == "replace_body" and isinstance(rec.replace_body, str):
         fa = next((f for f in ma.functions if f.name == rec.replace_body), None)
     else:
-        from ..check.target import _entry_function
-        fa = _entry_function(ma, rec)
+        fa = rec.entry_function(ma)
     if fa is None:
         raise PortError(f"{rec.path}: cannot tell which function of {ref_path.name} the "
                         "recipe acts on")

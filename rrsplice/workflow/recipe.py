@@ -54,6 +54,8 @@ from pathlib import Path
 from typing import Any
 
 from ..ptx.errors import RRSpliceError
+from ..ptx.model import Function, Module
+from ..ptx.select import named_function
 from .forms import FORMS as FORM_TABLE
 from .forms import line_regs as _line_regs
 from .forms import text as _text
@@ -74,6 +76,27 @@ FORMS = {name: (set(f.required), set(f.optional)) for name, f in FORM_TABLE.item
 COMMON = {"file", "entry"}
 # options every form accepts: statement rewrites and the family pattern
 OPTIONS = {"sust", "rz_round", "rewrites", "entries"}
+
+
+# The rewrite options' vocabulary: rrsplice.rewrite implements the rewrites, the recipe names
+# them, so it is defined here, where a recipe is validated without importing the rewrites.
+@dataclass(frozen=True)
+class SustKind:
+    """A surface store ``sust=[kinds]`` can name, and the native helper that replaces it."""
+    opcode: str          # the exact opcode matched
+    helper: str          # the native helper called instead
+    value_type: str      # .param type of each value (".b16" / ".b32")
+    count: int           # values stored
+
+
+SUST_KINDS = {
+    "v2b16": SustKind("sust.b.2d.v2.b16.zero", "d4r_sust_v2b16", ".b16", 2),
+    "v4b16": SustKind("sust.b.2d.v4.b16.zero", "d4r_sust_v4b16", ".b16", 4),
+    "b32": SustKind("sust.b.2d.b32.zero", "d4r_sust_b32", ".b32", 1),
+    "p_v4b32": SustKind("sust.p.2d.v4.b32.zero", "d4r_sust_p_v4b32", ".b32", 4),
+}
+#: the keys of one of the recipe's own rules, ``rewrites=[dict(...)]``
+RULE_KEYS = {"opcode", "replace", "extern", "name"}
 KNOWN_KEYS = set(COMMON | OPTIONS).union(*(r | o for r, o in FORMS.values()))
 
 
@@ -145,6 +168,11 @@ class Recipe:
 
     def entry_candidates(self) -> list[tuple[str, str]]:
         return entry_candidates(self)
+
+    def entry_function(self, module: Module) -> Function | None:
+        """The function of `module` this recipe is for: the first of its entry candidates
+        with a body, else the module's only `.entry` with a body (None: neither)."""
+        return named_function(module, [n for n, _ in entry_candidates(self)])
 
     @property
     def entry(self) -> str | None:
@@ -437,8 +465,6 @@ def normalise(path, mod, raw) -> Recipe:
 
 def _options(path, raw: dict, rec: Recipe) -> None:
     """The rewrite and family options (see the module docstring)."""
-    from ..rewrite.sust import SUST_KINDS
-    from ..rewrite.user import USER_KEYS
     if "sust" in raw:
         v = raw["sust"]
         if isinstance(v, (list, tuple)):
@@ -468,10 +494,10 @@ def _options(path, raw: dict, rec: Recipe) -> None:
             if not isinstance(r, dict) or not {"opcode", "replace"} <= set(r):
                 raise RecipeError(path, "a rule is dict(opcode=..., replace=TEMPLATE or FN, "
                                   "extern=..., name=...)", key)
-            extra = sorted(set(r) - USER_KEYS)
+            extra = sorted(set(r) - RULE_KEYS)
             if extra:
                 raise RecipeError(path, f"unknown rule key {extra[0]!r} (known: "
-                                  + ", ".join(sorted(USER_KEYS)) + ")", key)
+                                  + ", ".join(sorted(RULE_KEYS)) + ")", key)
             ops = r["opcode"]
             ops = [ops] if isinstance(ops, str) else ops
             if not isinstance(ops, (list, tuple)) or not ops \

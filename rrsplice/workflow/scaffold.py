@@ -97,12 +97,13 @@ class Scaffold:
 def reg_ptx_type(fn, reg: str) -> str:
     """`.b16`/`.b32`/`.b64`/`.pred`, or `.v2.b32`-style for a vector register: how a
     register crosses the call (by its declared size)."""
-    from ..check import _TYPE_SIZE, _function_decl
-    d = _function_decl(fn, fn.module, reg)
+    from ..ptx.isa import type_bytes
+    from ..ptx.scopes import register_decl
+    d = register_decl(fn, reg)
     ty = (d.type or ".b32") if d is not None else ".b32"
     if ty == ".pred":
         return ".pred"
-    n = _TYPE_SIZE.get(ty.lstrip("."), 4)
+    n = type_bytes(ty, 4)
     elem = {2: ".b16", 4: ".b32", 8: ".b64"}.get(n, ".b32")
     vec = d.vector if d is not None else None
     return f"{vec}{elem}" if vec in (".v2", ".v4") else elem
@@ -146,7 +147,7 @@ def _pylist(regs: list, per_line: int = 4, indent: str = "    ") -> str:
 def _choose_scratch(fn, fa, rng, need: int, wanted: str | None):
     """(symbol, bytes, why) of an entry-scoped .shared array that fits `need` bytes and
     holds nothing live across the region."""
-    from ..check import _symbol_accesses
+    from ..analysis.provenance import symbol_accesses
     cands = []
     for d in fn.decls():
         if d.space == ".shared" and d.byte_size:
@@ -164,7 +165,7 @@ def _choose_scratch(fn, fa, rng, need: int, wanted: str | None):
         if d.byte_size < need:
             why_not.append(f"{d.name} holds {d.byte_size} bytes, {need} needed")
             continue
-        acc = _symbol_accesses(fn, d.name)
+        acc = symbol_accesses(fn, d.name)
         before = [k for i, k in acc if i < rng.first and k != "read"]
         after = [(i, k) for i, k in acc if i > rng.last]
         if before and after and after[0][1] != "write":
@@ -277,7 +278,7 @@ def new_recipe(name: str, module, rng_text: str, *, abi: str = "scratch",
     layout, size = _layout(ret_regs + ([EXIT_REG] if exits else []), types)
     sym = None
     sym_bytes = None
-    from ..check import block_threads
+    from ..analysis.occupancy import block_threads
     threads = block_threads(fn)
     slots = "lane"
     own: dict | None = None

@@ -21,7 +21,7 @@ from typing import TYPE_CHECKING, cast
 from ..check import CheckFailed, Report, Target, check_recipe, debug_block_text
 from ..infra.arch import arch_number, check_buildable, module_arch
 from ..infra.cache import load_module
-from ..infra.fsutil import write_atomic  # noqa: F401  (re-exported for callers of splice)
+from ..infra.fsutil import same_file, write_atomic  # noqa: F401  (write_atomic: re-exported)
 from ..ptx.emit import Edit, emit, line_byte_offsets, newline_of
 from ..ptx.errors import ParseError, RRSpliceError
 from ..ptx.parser import parse_bytes
@@ -168,11 +168,6 @@ def default_output(input_path: Path, rec: Recipe, stage: str | None = None) -> P
     return input_path.parent / "out" / (name + ".ptx")
 
 
-def _same_file(a: Path, b: Path) -> bool:
-    from ..infra.fsutil import same_file
-    return same_file(a, b)
-
-
 def apply(recipe, *, corpus=None, out=None, stage: str | None = None,
           ptxas: list | None = None, write: bool = True, check: bool = True,
           any_module: bool = False) -> ApplyResult:
@@ -215,9 +210,9 @@ def apply(recipe, *, corpus=None, out=None, stage: str | None = None,
         dest = Path(out)
         if dest.is_dir():
             dest = dest / default_output(Path(path), rec, stage).name
-    if _same_file(Path(path), dest):
+    if same_file(Path(path), dest):
         raise ApplyError(f"refusing to write over the input module {path}; choose another -o")
-    if _same_file(rec.path, dest):
+    if same_file(rec.path, dest):
         raise ApplyError(f"refusing to write over the recipe {rec.path}; choose another -o")
     try:
         parse_bytes(data, str(dest))

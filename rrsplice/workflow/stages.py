@@ -28,7 +28,9 @@ from __future__ import annotations
 import re
 from pathlib import Path
 
+from ..check import Report, Target, check_point, qualify_stage
 from ..ptx.errors import RRSpliceError
+from ..ptx.select import function_at
 from .recipe import RecipeError, load_recipe, resolve_module
 
 BEGIN = "# --- debug stages (rrsplice stages new) ---"
@@ -85,7 +87,6 @@ def add_stage(recipe, *, at: str | None = None, line: int | None = None,
               regs=None, phase: int | None = None, name: str | None = None,
               corpus=None, any_module: bool = False) -> dict:
     """Add (or replace nothing: a clash is an error) one stage; returns what was added."""
-    from ..check import Report, Target, _check_point, _entry_function, qualify_stage
     path = Path(recipe)
     rec = load_recipe(path)
     if sum(x is not None for x in (at, line, phase)) != 1:
@@ -95,7 +96,7 @@ def add_stage(recipe, *, at: str | None = None, line: int | None = None,
     mpath, _note = resolve_module(rec, corpus, any_module=any_module)
     from ..infra.cache import load_module
     m = load_module(mpath)
-    fn = _entry_function(m, rec)
+    fn = rec.entry_function(m)
     if fn is None:
         raise StageError(f"{mpath}: cannot tell which function {path.name} is for")
     layer = rec.layer
@@ -135,12 +136,11 @@ def add_stage(recipe, *, at: str | None = None, line: int | None = None,
     assert line is not None  # each of --at / --line / --phase gives one
     t = Target(recipe=rec, path=Path(mpath), module=m, kind="point", first_line=line,
                stage=qname, point_regs=reg_list)
-    from ..check import _function_at
-    t.fn = _function_at(m, line)
+    t.fn = function_at(m, line)
     rep = Report(recipe=rec, target=t)
     if t.fn is None:
         raise StageError(f"line {line} lies in no function body of {Path(mpath).name}")
-    _check_point(rep)
+    check_point(rep)
     if rep.errors:
         raise StageError("the stage does not check:\n" + "\n".join("  " + f.render()
                                                                    for f in rep.errors))

@@ -31,6 +31,7 @@ from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from ..check import CheckFailed, check_recipe
 from ..infra.arch import arch_number, check_buildable, module_arch
 from ..infra.tools import AssembleResult, nvlink, ptxas, tool_provenance
 from ..outline import Outline, OutlineError, build_outline
@@ -177,7 +178,6 @@ def _assemble(name: str, path: Path, arch: str, out: Path, optimize: bool,
 
 def prepare(recipe, corpus=None, *, check: bool = True, any_module: bool = False):
     """(patched bytes, Outline, report) for a cut_call recipe."""
-    from ..check import CheckFailed, check_recipe
     from ..infra.cache import load_module
     from ..ptx.emit import emit
     from .recipe import Recipe, load_recipe, resolve_module
