@@ -420,48 +420,67 @@ def _ported_values(rec: Recipe, mp: _Mapper, fb: Function, new_lines,
         consts["CUT_CALL"] = tuple(new_lines)
     body = {"file": "MODULE", "entry": "ENTRY"}
     texts: dict = {}
-    if rec.form == "cut_call":
-        body["cut_call"] = "CUT_CALL"
-        assert rec.call is not None  # a cut_call recipe has its call text
-        texts["CALL"] = mp.text(rec.call)
-        body["call"] = "CALL"
-    elif rec.form == "delete":
-        consts["DELETE"] = tuple(new_lines)
-        body["delete"] = "DELETE"
-        assert rec.insert is not None  # a delete recipe has its insert text
-        texts["INSERT"] = mp.text(rec.insert)
-        body["insert"] = "INSERT"
-        if rec.delete_check:
-            texts["DELETE_CHECK"] = tuple(mp.text(x) if x is not None else None
-                                          for x in rec.delete_check)
-            body["delete_check"] = "DELETE_CHECK"
-    elif rec.form == "cut_after":
-        consts["CUT_AFTER"] = new_lines[0]
-        body["cut_after"] = "CUT_AFTER"
-        assert rec.tail is not None  # a cut_after recipe has its tail
-        texts["TAIL"] = mp.text(rec.tail)
-        body["tail"] = "TAIL"
-        if rec.cut_check is not None:
-            texts["CUT_CHECK"] = mp.text(rec.cut_check)
-            body["cut_check"] = "CUT_CHECK"
-    elif rec.form == "debug":
-        assert rec.debug is not None  # a debug recipe has its point
-        consts["DEBUG"] = (new_lines[0], [mp.text(r) for r in rec.debug[1]])
-        body["debug"] = "DEBUG"
-        if rec.debug_block is not None:
-            texts["DEBUG_BLOCK"] = mp.text(rec.debug_block)
-            body["debug_block"] = "DEBUG_BLOCK"
-    elif rec.form == "replace_body":
-        assert rec.stub is not None  # a replace_body recipe has its stub
-        texts["STUB"] = mp.text(rec.stub)
-        body["replace_body"] = "ENTRY"
-        body["stub"] = "STUB"
+    form_values = _FORM_VALUES.get(rec.form)
+    if form_values is not None:
+        form_values(rec, mp, new_lines, consts, texts, body)
     if rec.extern is not None:
         texts["EXTERN"] = mp.text(rec.extern)
         body["extern"] = "EXTERN"
     for k in texts:
         consts.pop(k, None)
     return {"consts": consts, "texts": texts, "body": body, "opts": _port_options(rec, mp)}
+
+
+def _cut_call_values(rec: Recipe, mp: _Mapper, new_lines, consts, texts, body) -> None:
+    body["cut_call"] = "CUT_CALL"
+    assert rec.call is not None  # a cut_call recipe has its call text
+    texts["CALL"] = mp.text(rec.call)
+    body["call"] = "CALL"
+
+
+def _delete_values(rec: Recipe, mp: _Mapper, new_lines, consts, texts, body) -> None:
+    consts["DELETE"] = tuple(new_lines)
+    body["delete"] = "DELETE"
+    assert rec.insert is not None  # a delete recipe has its insert text
+    texts["INSERT"] = mp.text(rec.insert)
+    body["insert"] = "INSERT"
+    if rec.delete_check:
+        texts["DELETE_CHECK"] = tuple(mp.text(x) if x is not None else None
+                                      for x in rec.delete_check)
+        body["delete_check"] = "DELETE_CHECK"
+
+
+def _cut_after_values(rec: Recipe, mp: _Mapper, new_lines, consts, texts, body) -> None:
+    consts["CUT_AFTER"] = new_lines[0]
+    body["cut_after"] = "CUT_AFTER"
+    assert rec.tail is not None  # a cut_after recipe has its tail
+    texts["TAIL"] = mp.text(rec.tail)
+    body["tail"] = "TAIL"
+    if rec.cut_check is not None:
+        texts["CUT_CHECK"] = mp.text(rec.cut_check)
+        body["cut_check"] = "CUT_CHECK"
+
+
+def _debug_values(rec: Recipe, mp: _Mapper, new_lines, consts, texts, body) -> None:
+    assert rec.debug is not None  # a debug recipe has its point
+    consts["DEBUG"] = (new_lines[0], [mp.text(r) for r in rec.debug[1]])
+    body["debug"] = "DEBUG"
+    if rec.debug_block is not None:
+        texts["DEBUG_BLOCK"] = mp.text(rec.debug_block)
+        body["debug_block"] = "DEBUG_BLOCK"
+
+
+def _replace_body_values(rec: Recipe, mp: _Mapper, new_lines, consts, texts, body) -> None:
+    assert rec.stub is not None  # a replace_body recipe has its stub
+    texts["STUB"] = mp.text(rec.stub)
+    body["replace_body"] = "ENTRY"
+    body["stub"] = "STUB"
+
+
+# form -> what it adds to the ported constants, texts and recipe() fields, in their order
+_FORM_VALUES = {"cut_call": _cut_call_values, "delete": _delete_values,
+                "cut_after": _cut_after_values, "debug": _debug_values,
+                "replace_body": _replace_body_values}
 
 
 def _port_options(rec: Recipe, mp: _Mapper) -> dict:

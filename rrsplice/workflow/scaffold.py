@@ -219,31 +219,40 @@ def own_scratch_effect(recipe_path: Path, module: Path, function: str, arch: str
     out.update(shared_before=smem[0], shared_after=smem[1], static_before=static[0],
                static_after=static[1], dynamic=dynamic, opt_in_before=lim[0]["opt_in"],
                opt_in_after=lim[1]["opt_in"], fits_after=lim[1]["fits"])
+    if occ[0] and occ[1]:
+        out.update(blocks_before=occ[0].blocks, blocks_after=occ[1].blocks,
+                   limited_by=occ[1].limited_by)
+    out["note"] = _occupancy_note(arch, function, threads, dynamic, static, occ, lim)
+    return out
+
+
+def _occupancy_note(arch: str, function: str, threads: int, dynamic: int, static: list,
+                    occ: list, lim: list) -> str:
+    """What `own_scratch_effect` found, as the note `recipe new` prints."""
+    smem = [s + dynamic for s in static]
     per_block = (f"{smem[0]} bytes of shared memory per block, {smem[1]} with the recipe's "
                  f"scratch (+{smem[1] - smem[0]})")
     if dynamic:
         per_block += (f"; static {static[0]} -> {static[1]} (ptxas -v) + {dynamic} dynamic "
                       "(the launch's)")
     if occ[0] and occ[1]:
-        out.update(blocks_before=occ[0].blocks, blocks_after=occ[1].blocks,
-                   limited_by=occ[1].limited_by)
-        out["note"] = (f"ptxas -v -arch={arch}: {function} uses {per_block}; resident blocks "
-                       f"per SM of {threads} threads: {occ[0].blocks} -> {occ[1].blocks} "
-                       f"(limited by {occ[1].limited_by})")
+        note = (f"ptxas -v -arch={arch}: {function} uses {per_block}; resident blocks "
+                f"per SM of {threads} threads: {occ[0].blocks} -> {occ[1].blocks} "
+                f"(limited by {occ[1].limited_by})")
     else:
-        out["note"] = f"ptxas -v -arch={arch}: {per_block} (no occupancy table for {arch})"
+        note = f"ptxas -v -arch={arch}: {per_block} (no occupancy table for {arch})"
     opt = ("cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, "
            f"{dynamic})")
     if lim[1]["fits"] is False:
-        out["note"] += (f"; {smem[1]} bytes exceed the {lim[1]['max_per_block']} a block may "
-                        f"use on {arch}: the spliced kernel cannot be launched this way")
+        note += (f"; {smem[1]} bytes exceed the {lim[1]['max_per_block']} a block may "
+                 f"use on {arch}: the spliced kernel cannot be launched this way")
     elif lim[1]["opt_in"] and not lim[0]["opt_in"]:
-        out["note"] += (f"; over 48 KiB per block: the launch now needs the large-shared-memory "
-                        f"opt-in, {opt} before launching" if dynamic else
-                        "; over 48 KiB of static shared memory per block")
+        note += (f"; over 48 KiB per block: the launch now needs the large-shared-memory "
+                 f"opt-in, {opt} before launching" if dynamic else
+                 "; over 48 KiB of static shared memory per block")
     elif lim[1]["opt_in"]:
-        out["note"] += f"; over 48 KiB per block before and after: the launch's {opt} stays"
-    return out
+        note += f"; over 48 KiB per block before and after: the launch's {opt} stays"
+    return note
 
 
 def _stub_callees(ptx: str) -> str:
