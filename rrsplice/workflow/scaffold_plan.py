@@ -58,6 +58,26 @@ class PhaseFacts:
 
 
 @dataclass(frozen=True)
+class Passed:
+    """What the call passes (`_passed_registers`)."""
+    a_regs: tuple[str, ...]
+    c_regs: tuple[str, ...]
+    other_regs: tuple[str, ...]
+    w_reg: str | None
+    v_reg: str | None
+    derivable: tuple[tuple[str, str], ...]
+
+
+@dataclass(frozen=True)
+class ReturnPath:
+    """How the returns come back with `--abi scratch` (`_return_path`)."""
+    scratch: str | None = None
+    bytes: int | None = None
+    slots: str = "lane"
+    own: OwnScratch | None = None
+
+
+@dataclass(frozen=True)
 class RecipePlan:
     """Every decision `recipe new` makes; `scaffold_render.render_recipe` writes it out."""
     name: str
@@ -160,32 +180,34 @@ def _decide(name, module: Path, fn, fa, rng, *, abi, scratch, callee, cut, launc
     passed = _passed_registers(fa, rng, p1, notes)
     ret_regs = _ret_registers(fa, rng)
     exits, head = dispatched_exits(fn, rng), entered_head(fn, rng)
-    types = _register_types(fn, passed["a"] + passed["c"] + passed["other"] + ret_regs)
+    types = _register_types(fn, [*passed.a_regs, *passed.c_regs, *passed.other_regs,
+                                 *ret_regs])
     _, size = _layout(ret_regs + ([EXIT_REG] if exits else []), types)
     threads = block_threads(fn)
     ret = _return_path(fn, fa, rng, abi=abi, wanted=scratch, callee=callee, size=size,
                        threads=threads, returns=bool(ret_regs or exits), notes=notes)
-    sym, own = ret["scratch"], ret["own"]
+    sym, own = ret.scratch, ret.own
     with_returns = abi == "scratch" and bool(ret_regs)
     call_opcode = _call_opcode(fn, fa, rng, notes)
-    maps = cut_lines(fn, fa, rng, [("A_REGS", passed["a"], "in"), ("C_REGS", passed["c"], "in"),
+    maps = cut_lines(fn, fa, rng, [("A_REGS", list(passed.a_regs), "in"),
+                                   ("C_REGS", list(passed.c_regs), "in"),
                                    ("RET_REGS", ret_regs, "out")])
     path = _output_path(out, name, force)
     return RecipePlan(
         name=name, layer=name[5:] if name.startswith("swin_") and len(name) > 5 else name,
         module=module, function=fn.name, range=str(rng), range_len=len(rng), cut=cut,
-        abi=abi, callee=callee, call_opcode=call_opcode, a_regs=tuple(passed["a"]),
-        c_regs=tuple(passed["c"]), other_regs=tuple(passed["other"]), ret_regs=tuple(ret_regs),
+        abi=abi, callee=callee, call_opcode=call_opcode, a_regs=passed.a_regs,
+        c_regs=passed.c_regs, other_regs=passed.other_regs, ret_regs=tuple(ret_regs),
         types=tuple(sorted(types.items())), exits=tuple(exits), head=tuple(head),
         shared=tuple(_shared_arrays(fn, rng, skip=sym if with_returns else None)),
-        scratch=sym, scratch_bytes=ret["bytes"], slots=ret["slots"], slot_size=size,
+        scratch=sym, scratch_bytes=ret.bytes, slots=ret.slots, slot_size=size,
         threads=threads, own=own,
         barrier=with_returns and own is None and _kernel_uses(fa, sym, threads),
-        w_reg=passed["w_reg"], v_reg=passed["v_reg"], roles=_param_roles(fa),
-        live_in=len(list(fa.range_live_in(rng))), derivable=tuple(passed["derivable"]),
+        w_reg=passed.w_reg, v_reg=passed.v_reg, roles=_param_roles(fa),
+        live_in=len(list(fa.range_live_in(rng))), derivable=passed.derivable,
         n_mma=sum(1 for i in range(rng.first, rng.last + 1)
                   if fn.statements[i - 1].base == "mma"),
-        phases=tuple(p.index for p in ph), phase=_phase_facts(p1, passed["c"]),
+        phases=tuple(p.index for p in ph), phase=_phase_facts(p1, passed.c_regs),
         fragment_maps=tuple(maps), notes=tuple(notes), path=path, implicit=not out,
         launch_threads=launch[0], dynamic_smem=launch[1], arch=_module_arch(fn.module))
 
@@ -197,7 +219,7 @@ def _first_phase(fn, fa, rng) -> tuple:
     return (ph[0] if ph else None), ph
 
 
-def _phase_facts(p1, c_regs: list) -> PhaseFacts | None:
+def _phase_facts(p1, c_regs: tuple[str, ...]) -> PhaseFacts | None:
     if p1 is None:
         return None
     found = [p1.bias_seed_offsets.get(r) for r in c_regs]
@@ -209,7 +231,7 @@ def _phase_facts(p1, c_regs: list) -> PhaseFacts | None:
         b_weight_range=tuple(p1.b_weight_range) if p1.b_weight_range else None)
 
 
-def _passed_registers(fa, rng, p1, notes: list) -> dict[str, Any]:
+def _passed_registers(fa, rng, p1, notes: list) -> Passed:
     """What the call passes: the first phase's A fragments (first-use order) and bias seeds
     (offset order), then the other live-in values the body cannot reload (the weight-image
     and parameter-block pointers first, live-in predicates last), then the live-outs some
@@ -229,8 +251,9 @@ def _passed_registers(fa, rng, p1, notes: list) -> dict[str, Any]:
     for li in classify_live_in(fa, rng, passed=sorted(passed_now)):
         if li.klass == "other" and li.reg not in passed_now and "predicate" not in li.detail:
             other_regs.append(li.reg)
-    return {"a": a_regs, "c": c_regs, "other": other_regs, "w_reg": got["w_reg"],
-            "v_reg": got["v_reg"], "derivable": [(li.reg, li.detail) for li in got["derivable"]]}
+    return Passed(a_regs=tuple(a_regs), c_regs=tuple(c_regs), other_regs=tuple(other_regs),
+                  w_reg=got["w_reg"], v_reg=got["v_reg"],
+                  derivable=tuple((li.reg, li.detail) for li in got["derivable"]))
 
 
 def _phase_registers(p1, live_set: set) -> tuple[list, list]:
@@ -312,25 +335,21 @@ def _layout(ret_regs: list, types: dict) -> tuple[list, int]:
 
 
 def _return_path(fn, fa, rng, *, abi, wanted, callee, size, threads, returns,
-                 notes) -> dict[str, Any]:
-    """How the returns come back with `--abi scratch`: {"scratch": symbol, "bytes": its
-    size, "slots": "thread" | "lane", "own": OwnScratch | None}. Per-thread slots in a dead
-    array of the kernel that holds the whole block, else per-lane ones, else (no
-    `--scratch` named) an array of the recipe's own."""
-    got: dict[str, Any] = {"scratch": None, "bytes": None, "slots": "lane", "own": None}
+                 notes) -> ReturnPath:
+    """How the returns come back with `--abi scratch`: per-thread slots in a dead array of
+    the kernel that holds the whole block, else per-lane ones, else (no `--scratch` named)
+    an array of the recipe's own."""
     if abi != "scratch":
-        return got
+        return ReturnPath()
     if not returns:
-        got["scratch"] = wanted or None
-        return got
+        return ReturnPath(scratch=wanted or None)
     try:
-        d, got["slots"] = _kernel_scratch(fn, fa, rng, size, threads, wanted, notes)
-        got["scratch"], got["bytes"] = d.name, d.byte_size
+        d, slots = _kernel_scratch(fn, fa, rng, size, threads, wanted, notes)
     except ScaffoldError as exc:
         if wanted is not None:
             raise
-        got.update(_own_scratch(fn, callee, size, threads, exc, notes))
-    return got
+        return _own_scratch(fn, callee, size, threads, exc, notes)
+    return ReturnPath(scratch=d.name, bytes=d.byte_size, slots=slots)
 
 
 def _kernel_scratch(fn, fa, rng, size: int, threads, wanted, notes: list) -> tuple:
@@ -349,7 +368,7 @@ def _kernel_scratch(fn, fa, rng, size: int, threads, wanted, notes: list) -> tup
 
 
 def _own_scratch(fn, callee: str, size: int, threads, exc: ScaffoldError,
-                 notes: list) -> dict[str, Any]:
+                 notes: list) -> ReturnPath:
     """No dead array fits: the recipe declares its own (one slot per thread, so no warp can
     touch another's slot and nothing else uses the array: no barrier)."""
     sym = f"{callee}_scratch"
@@ -361,7 +380,7 @@ def _own_scratch(fn, callee: str, size: int, threads, exc: ScaffoldError,
                  f"bytes = {size} x {threads or 1024} threads"
                  + ("" if threads else ", the most a block may have: the entry "
                     "declares no .maxntid/.reqntid") + ")")
-    return {"scratch": sym, "bytes": sym_bytes, "slots": "thread", "own": own}
+    return ReturnPath(scratch=sym, bytes=sym_bytes, slots="thread", own=own)
 
 
 def _choose_scratch(fn, fa, rng, need: int, wanted: str | None):
