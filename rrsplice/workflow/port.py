@@ -254,7 +254,8 @@ def plan_port(recipe, to: str, *, out=None, corpus=None, force: bool = False,
     rmap, smap = al.global_maps()
     region, new_lines, maps = _aligned_region(rec, fa, fb, al)
     if maps is not None:
-        rmap, smap = {**rmap, **maps[0]}, {**smap, **maps[1]}
+        rmap = {**rmap, **maps[0]}
+        smap = {**smap, **maps[1]}
     mp = _Mapper(rmap, smap, _RegDecls(fa))
     dest = Path(out) if out is not None else default_port_output(rec, fb.name)
     if dest.is_dir():
