@@ -605,7 +605,7 @@ MUTATIONS = [
         "a predicate read back as 1/0 not recognised", tests=(T + "test_cut_values.py",)),
     Mut(CCALL, "check-vector-move", 'if want != have:', 'if False:',
         "a vector register moved as a scalar accepted", tests=(T + "test_cut_values.py",)),
-    Mut("rrsplice/workflow/scaffold.py", "scaffold-vector-type",
+    Mut("rrsplice/workflow/scaffold_plan.py", "scaffold-vector-type",
         'return f"{vec}{elem}" if vec in (".v2", ".v4") else elem',
         'return elem', "recipe new moves a vector register as one .b32",
         tests=(T + "test_cut_values.py",)),

@@ -7,6 +7,11 @@ the cut's lines, the register lists (``A_REGS``, ``RET_REGS``...), the call/inse
 and the constants are rewritten through the maps, then the new recipe is checked against the
 target with every check of ``rrsplice check``; nothing is written when the region does not
 align (the message names the first point of disagreement) or the check finds errors.
+
+In three steps, as `rrsplice.body` is: `plan_port` aligns, maps every value and decides the
+output (raising every refusal but a failed check), `port_render.render_port` writes the
+module's text without I/O, and `write_port` checks that text against the target and writes
+it atomically.
 """
 
 from __future__ import annotations
@@ -16,7 +21,7 @@ import re
 import tempfile
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Protocol
+from typing import TYPE_CHECKING, Any, Protocol
 
 from ..infra.cache import load_module
 from ..infra.fsutil import write_atomic
@@ -24,6 +29,7 @@ from ..ptx.errors import RRSpliceError
 from ..ptx.model import Function, Module
 from ..ptx.select import SelectionError, function_at, lines_to_range
 from .align import Disagreement, align
+from .port_render import render_port
 from .recipe import Recipe, load_recipe, resolve_module
 
 if TYPE_CHECKING:
@@ -198,11 +204,81 @@ def _line_shift(fa, fb, al, line: int, *, at_end: bool) -> int:
                     "statement")
 
 
+@dataclass(frozen=True)
+class PortPlan:
+    """Every decision of a port: the functions, the aligned region and lines, the ported
+    values (constants, texts, `recipe()`'s fields and options, in the order they are
+    written), the names that changed, and where the result goes."""
+    source: Path                     # the reference recipe
+    reference: str                   # function names
+    target: str
+    reference_module: Path
+    module: Path                     # the target module
+    target_module: Module
+    region: tuple | None             # ((a_first, a_last), (b_first, b_last))
+    lines: tuple | None              # the new (first, end) of a line-based form
+    consts: tuple[tuple[str, Any], ...]
+    texts: tuple[tuple[str, Any], ...]
+    body: tuple[tuple[str, str], ...]
+    opts: tuple[tuple[str, Any], ...]
+    reference_doc: str | None
+    fragment_maps: tuple[str, ...]
+    registers: dict                  # used registers A -> B that changed
+    symbols: dict
+    dest: Path
+    implicit: bool                   # `dest` is the default output, not one the user named
+
+
 def port_recipe(recipe, to: str, *, out=None, corpus=None, force: bool = False,
                 write: bool = True) -> PortResult:
     """Port `recipe` (a Recipe or path) to `to` (``MODULE[:ENTRY]``); see the module doc."""
-    from ..check import check_recipe
+    plan = plan_port(recipe, to, out=out, corpus=corpus, force=force, write=write)
+    return write_port(plan, render_port(plan), corpus, write=write)
+
+
+def plan_port(recipe, to: str, *, out=None, corpus=None, force: bool = False,
+              write: bool = True) -> PortPlan:
+    """Align the reference with the target and map the recipe through the alignment; every
+    refusal but the ported recipe's own check is raised here."""
     rec = recipe if isinstance(recipe, Recipe) else load_recipe(recipe)
+    _check_portable(rec)
+    ref_path, _note = resolve_module(rec, corpus)
+    ma = load_module(ref_path)
+    mod_path, entry = _split_to(to)
+    if not mod_path.is_file():
+        raise PortError(f"{mod_path}: no such module")
+    mb = load_module(mod_path)
+    fb = _target_function(mb, entry, rec, mod_path)
+    fa = _reference_function(rec, ma, ref_path)
+    al = align(fa, fb)
+    rmap, smap = al.global_maps()
+    region, new_lines, maps = _aligned_region(rec, fa, fb, al)
+    if maps is not None:
+        rmap = {**rmap, **maps[0]}
+        smap = {**smap, **maps[1]}
+    mp = _Mapper(rmap, smap, _RegDecls(fa))
+    dest = Path(out) if out is not None else default_port_output(rec, fb.name)
+    if dest.is_dir():
+        dest = dest / default_port_output(rec, fb.name).name
+    values = _ported_values(rec, mp, fb, new_lines, _file_value(mod_path, rec, corpus, dest))
+    fragment_maps = _fragment_maps(fb, values["consts"], region)
+    if mp.unmapped:
+        raise PortError(f"cannot port {rec.path.name} to {fb.name}: the recipe names "
+                        + ", ".join(mp.unmapped[:8]) + " which the alignment does not map "
+                        "(no aligned statement uses them)")
+    _check_dest(dest, rec, force=force, write=write)
+    return PortPlan(
+        source=rec.path, reference=fa.name, target=fb.name, reference_module=ref_path,
+        module=mod_path, target_module=mb, region=region, lines=new_lines,
+        consts=tuple(values["consts"].items()), texts=tuple(values["texts"].items()),
+        body=tuple(values["body"].items()), opts=tuple(values["opts"].items()),
+        reference_doc=rec.doc, fragment_maps=fragment_maps,
+        registers={k: v for k, v in mp.used.items() if k.startswith("%")},
+        symbols={k: v for k, v in mp.used.items() if not k.startswith("%")},
+        dest=dest, implicit=out is None)
+
+
+def _check_portable(rec: Recipe) -> None:
     if rec.form not in PORTABLE_FORMS:
         raise PortError(f"{rec.path}: the {rec.form} form cannot be ported")
     if rec.form == "debug" and callable(rec.debug_block):
@@ -211,13 +287,10 @@ def port_recipe(recipe, to: str, *, out=None, corpus=None, force: bool = False,
     if any(callable(r["replace"]) for r in rec.rewrites):
         raise PortError(f"{rec.path}: a rewrite rule's replace= is a function; only "
                         "templates can be ported")
-    ref_path, _note = resolve_module(rec, corpus)
-    ma = load_module(ref_path)
-    mod_path, entry = _split_to(to)
-    if not mod_path.is_file():
-        raise PortError(f"{mod_path}: no such module")
-    mb = load_module(mod_path)
-    fb = _target_function(mb, entry, rec, mod_path)
+
+
+def _reference_function(rec: Recipe, ma: Module, ref_path: Path) -> Function:
+    """The function of the reference module the recipe acts on."""
     lines = _reference_lines(rec)
     if lines is not None:
         fa = function_at(ma, lines[0])
@@ -228,52 +301,40 @@ def port_recipe(recipe, to: str, *, out=None, corpus=None, force: bool = False,
     if fa is None:
         raise PortError(f"{rec.path}: cannot tell which function of {ref_path.name} the "
                         "recipe acts on")
-    res = PortResult(source=rec.path, output=None, reference=fa.name, target=fb.name,
-                     module=mod_path)
-    al = align(fa, fb)
-    rmap, smap = al.global_maps()
-    new_lines: tuple | None = None
-    if rec.form in ("cut_call", "delete"):
+    return fa
+
+
+def _aligned_region(rec: Recipe, fa: Function, fb: Function, al) -> tuple:
+    """(the region's statements in both functions or None, the form's new lines or None,
+    the region's own register and symbol maps or None) for a line-based form; a region
+    that does not align one to one is refused at its first disagreement."""
+    lines = _reference_lines(rec)
+    if rec.form in ("cut_after", "debug"):
         assert lines is not None  # a line-based form
-        try:
-            rng = lines_to_range(fa, *lines)
-        except SelectionError as exc:
-            raise PortError(f"{rec.path}: {exc}") from None
-        got = al.region(rng.first, rng.last)
-        if isinstance(got, Disagreement):
-            raise PortError(f"cannot port {rec.path.name} to {fb.name}: "
-                            + got.render(fa, fb))
-        maps = al.map_names(rng.first, rng.last)
-        if isinstance(maps, Disagreement):
-            raise PortError(f"cannot port {rec.path.name} to {fb.name}: "
-                            + maps.render(fa, fb))
-        rmap = {**rmap, **maps[0]}
-        smap = {**smap, **maps[1]}
-        res.region = ((rng.first, rng.last), got)
-        sa1, sa2 = fa.statements[rng.first - 1], fa.statements[rng.last - 1]
-        sb1, sb2 = fb.statements[got[0] - 1], fb.statements[got[1] - 1]
-        span = rec.cut_call if rec.form == "cut_call" else rec.delete
-        assert span is not None  # the form's own field
-        first, end = span
-        new_lines = (first + sb1.line - sa1.line, end + sb2.end_line - sa2.end_line)
-    elif rec.form in ("cut_after", "debug"):
-        assert lines is not None  # a line-based form
-        new_line = _line_shift(fa, fb, al, lines[0], at_end=True)
-        new_lines = (new_line,)
-    declared = _RegDecls(fa)
-    mp = _Mapper(rmap, smap, declared)
-    dest = Path(out) if out is not None else default_port_output(rec, fb.name)
-    if dest.is_dir():
-        dest = dest / default_port_output(rec, fb.name).name
-    res.text = _render(rec, mp, mb, mod_path, fb, new_lines, corpus, dest=dest,
-                       reference=(fa, ref_path), region=res.region)
-    if mp.unmapped:
-        raise PortError(f"cannot port {rec.path.name} to {fb.name}: the recipe names "
-                        + ", ".join(mp.unmapped[:8]) + " which the alignment does not map "
-                        "(no aligned statement uses them)")
-    res.registers = {k: v for k, v in mp.used.items() if k.startswith("%")}
-    res.symbols = {k: v for k, v in mp.used.items() if not k.startswith("%")}
-    res.lines = new_lines
+        return None, (_line_shift(fa, fb, al, lines[0], at_end=True),), None
+    if rec.form not in ("cut_call", "delete"):
+        return None, None, None
+    assert lines is not None  # a line-based form
+    try:
+        rng = lines_to_range(fa, *lines)
+    except SelectionError as exc:
+        raise PortError(f"{rec.path}: {exc}") from None
+    got = al.region(rng.first, rng.last)
+    if isinstance(got, Disagreement):
+        raise PortError(f"cannot port {rec.path.name} to {fb.name}: " + got.render(fa, fb))
+    maps = al.map_names(rng.first, rng.last)
+    if isinstance(maps, Disagreement):
+        raise PortError(f"cannot port {rec.path.name} to {fb.name}: " + maps.render(fa, fb))
+    sa1, sa2 = fa.statements[rng.first - 1], fa.statements[rng.last - 1]
+    sb1, sb2 = fb.statements[got[0] - 1], fb.statements[got[1] - 1]
+    span = rec.cut_call if rec.form == "cut_call" else rec.delete
+    assert span is not None  # the form's own field
+    first, end = span
+    new_lines = (first + sb1.line - sa1.line, end + sb2.end_line - sa2.end_line)
+    return ((rng.first, rng.last), got), new_lines, maps
+
+
+def _check_dest(dest: Path, rec: Recipe, *, force: bool, write: bool) -> None:
     if dest.exists() and not force and write:
         raise PortError(f"{dest} exists; use --force to overwrite it")
     if dest.resolve() == rec.path.resolve():
@@ -282,29 +343,36 @@ def port_recipe(recipe, to: str, *, out=None, corpus=None, force: bool = False,
         from ..infra.fsutil import WriteError
         raise WriteError(dest, "a recipe is imported as Python, so its file name must end in "
                          ".py; choose another -o", "bad-output")
-    # re-check: the ported recipe against the target, before anything is written; what it
-    # says about the temporary copy is said about the output
+
+
+def write_port(plan: PortPlan, text: str, corpus=None, *, write: bool = True) -> PortResult:
+    """Check `text` (the ported recipe) against the target, before anything is written --
+    what the check says about the temporary copy is said about the output -- and write it
+    atomically to `plan.dest` when it is clean (and `write`)."""
+    from ..check import check_recipe
+    dest, target = plan.dest, plan.target
     with tempfile.TemporaryDirectory(prefix="rrsplice-port-") as tmp:
         probe = Path(tmp) / dest.name
 
         def named(text: str) -> str:
             return text.replace(str(probe), str(dest)).replace(str(tmp), str(dest.parent))
-        probe.write_text(res.text)
+        probe.write_text(text)
         try:
             ported = load_recipe(probe)
-            rep = check_recipe(ported, corpus, module_path=mod_path, module=mb)
+            rep = check_recipe(ported, corpus, module_path=plan.module, module=plan.target_module)
         except RRSpliceError as exc:
-            raise PortError(named(f"the recipe ported to {fb.name} does not load; nothing "
+            raise PortError(named(f"the recipe ported to {target} does not load; nothing "
                                   f"written: {exc.diagnostic()}")) from None
         errors = [named(f.render()) for f in rep.errors[:12]]
-    ported.path = dest
-    res.report = rep
     if not rep.ok:
-        raise PortError(f"the recipe ported to {fb.name} fails its checks; nothing written:\n"
+        raise PortError(f"the recipe ported to {target} fails its checks; nothing written:\n"
                         + "\n".join("  " + e for e in errors))
+    res = PortResult(source=plan.source, output=None, reference=plan.reference, target=target,
+                     module=plan.module, region=plan.region, lines=plan.lines,
+                     registers=plan.registers, symbols=plan.symbols, report=rep, text=text)
     if write:
-        write_atomic(dest, res.text.encode("utf-8"), protect=(rec.path, mod_path),
-                     implicit=out is None)
+        write_atomic(dest, text.encode("utf-8"), protect=(plan.source, plan.module),
+                     implicit=plan.implicit)
         res.output = dest
     return res
 
@@ -333,101 +401,90 @@ def _file_value(mod_path: Path, rec: Recipe, corpus, dest: Path | None = None) -
     return rel if os.sep in rel else f"./{rel}"
 
 
-def _docstring(rec: Recipe, mod_path: Path, fb: Function, consts: dict, reference,
-               region) -> list:
-    """The ported recipe's docstring lines: the reference's first paragraph as one
-    sentence, how it was ported, the fragment maps of the TARGET's registers (recomputed,
-    as `recipe new` writes them), then the reference's own description, marked as such."""
-    from .scaffold import _wrap
-    paras = [p for p in re.split(r"\n\s*\n", (rec.doc or "").strip()) if p.strip()]
-    head = " ".join(paras[0].split()) if paras else f"Recipe {rec.path.name}."
-    out = _wrap(f"{head.rstrip('.')} -- ported to {fb.name}.")
-    out += [""] + _wrap(f"Written by `rrsplice recipe port {rec.path.name} --to "
-                        f"{mod_path.name}:{fb.name}` from {rec.path.name}: the statements "
-                        "were aligned with the reference and every register, symbol and "
-                        "line below was rewritten through that alignment, then checked "
-                        "against the target.")
-    groups = [(k, consts[k], way) for k, way in (("A_REGS", "in"), ("C_REGS", "in"),
-                                                  ("RET_REGS", "out"))
-              if isinstance(consts.get(k), list)]
-    if groups and region is not None:
-        from ..fragments.report import cut_lines
-        from ..infra.cache import load_analysis
-        from ..ptx.select import StatementRange
-        (b_first, b_last) = region[1]
-        assert fb.module is not None  # a parsed function knows its module
-        maps = cut_lines(fb, load_analysis(fb.module, fb), StatementRange(b_first, b_last),
-                         groups)
-        if maps:
-            out += [""] + _wrap("Fragment maps of the target (`rrsplice fragments` on this "
-                                "recipe; layouts from PTX ISA 9.7.14.5): what each passed "
-                                "and returned register holds in its phase's matrices, per "
-                                "lane (g, t) and element e.") + maps
-    rest = [p for p in paras[1:] if not p.lstrip().startswith("Fragment maps")]
-    if rest:
-        fa, ref_path = reference
-        out += [""] + _wrap(f"The reference recipe's description (its statements, lines "
-                            f"and registers are those of {fa.name} in {ref_path.name}):")
-        for p in rest:
-            out += [""] + ["    " + x if x.strip() else "" for x in p.splitlines()]
-    return [x.replace("\\", "\\\\").replace('"""', '\\"\\"\\"') for x in out]
 
 
-def _render(rec: Recipe, mp: _Mapper, mb: Module, mod_path: Path, fb: Function, new_lines,
-            corpus, dest: Path | None = None, reference=None, region=None) -> str:
-    """The ported recipe module's text (self-contained, data only)."""
+def _ported_values(rec: Recipe, mp: _Mapper, fb: Function, new_lines,
+                   file_value: str) -> dict[str, dict]:
+    """The ported recipe's values through `mp`, in the order they are written: "consts"
+    (the reference's plain constants, MODULE/ENTRY/the form's lines replaced), "texts"
+    (its PTX texts), "body" (`recipe()`'s fields: the names they take) and "opts"."""
     mod = rec.module
     consts = {}
     for name in sorted(vars(mod)):
         if _CONST.match(name) and _plain(getattr(mod, name)):
             consts[name] = mp.value(getattr(mod, name))
-    file_value = _file_value(mod_path, rec, corpus, dest)
     consts["MODULE"] = file_value
     consts["ENTRY"] = fb.name
     if rec.form == "cut_call" and new_lines:
         consts["CUT_CALL"] = tuple(new_lines)
     body = {"file": "MODULE", "entry": "ENTRY"}
     texts: dict = {}
-    if rec.form == "cut_call":
-        body["cut_call"] = "CUT_CALL"
-        assert rec.call is not None  # a cut_call recipe has its call text
-        texts["CALL"] = mp.text(rec.call)
-        body["call"] = "CALL"
-    elif rec.form == "delete":
-        consts["DELETE"] = tuple(new_lines)
-        body["delete"] = "DELETE"
-        assert rec.insert is not None  # a delete recipe has its insert text
-        texts["INSERT"] = mp.text(rec.insert)
-        body["insert"] = "INSERT"
-        if rec.delete_check:
-            texts["DELETE_CHECK"] = tuple(mp.text(x) if x is not None else None
-                                          for x in rec.delete_check)
-            body["delete_check"] = "DELETE_CHECK"
-    elif rec.form == "cut_after":
-        consts["CUT_AFTER"] = new_lines[0]
-        body["cut_after"] = "CUT_AFTER"
-        assert rec.tail is not None  # a cut_after recipe has its tail
-        texts["TAIL"] = mp.text(rec.tail)
-        body["tail"] = "TAIL"
-        if rec.cut_check is not None:
-            texts["CUT_CHECK"] = mp.text(rec.cut_check)
-            body["cut_check"] = "CUT_CHECK"
-    elif rec.form == "debug":
-        assert rec.debug is not None  # a debug recipe has its point
-        consts["DEBUG"] = (new_lines[0], [mp.text(r) for r in rec.debug[1]])
-        body["debug"] = "DEBUG"
-        if rec.debug_block is not None:
-            texts["DEBUG_BLOCK"] = mp.text(rec.debug_block)
-            body["debug_block"] = "DEBUG_BLOCK"
-    elif rec.form == "replace_body":
-        assert rec.stub is not None  # a replace_body recipe has its stub
-        texts["STUB"] = mp.text(rec.stub)
-        body["replace_body"] = "ENTRY"
-        body["stub"] = "STUB"
+    form_values = _FORM_VALUES.get(rec.form)
+    if form_values is not None:
+        form_values(rec, mp, new_lines, consts, texts, body)
     if rec.extern is not None:
         texts["EXTERN"] = mp.text(rec.extern)
         body["extern"] = "EXTERN"
-    opts = {}
+    for k in texts:
+        consts.pop(k, None)
+    return {"consts": consts, "texts": texts, "body": body, "opts": _port_options(rec, mp)}
+
+
+def _cut_call_values(rec: Recipe, mp: _Mapper, new_lines, consts, texts, body) -> None:
+    body["cut_call"] = "CUT_CALL"
+    assert rec.call is not None  # a cut_call recipe has its call text
+    texts["CALL"] = mp.text(rec.call)
+    body["call"] = "CALL"
+
+
+def _delete_values(rec: Recipe, mp: _Mapper, new_lines, consts, texts, body) -> None:
+    consts["DELETE"] = tuple(new_lines)
+    body["delete"] = "DELETE"
+    assert rec.insert is not None  # a delete recipe has its insert text
+    texts["INSERT"] = mp.text(rec.insert)
+    body["insert"] = "INSERT"
+    if rec.delete_check:
+        texts["DELETE_CHECK"] = tuple(mp.text(x) if x is not None else None
+                                      for x in rec.delete_check)
+        body["delete_check"] = "DELETE_CHECK"
+
+
+def _cut_after_values(rec: Recipe, mp: _Mapper, new_lines, consts, texts, body) -> None:
+    consts["CUT_AFTER"] = new_lines[0]
+    body["cut_after"] = "CUT_AFTER"
+    assert rec.tail is not None  # a cut_after recipe has its tail
+    texts["TAIL"] = mp.text(rec.tail)
+    body["tail"] = "TAIL"
+    if rec.cut_check is not None:
+        texts["CUT_CHECK"] = mp.text(rec.cut_check)
+        body["cut_check"] = "CUT_CHECK"
+
+
+def _debug_values(rec: Recipe, mp: _Mapper, new_lines, consts, texts, body) -> None:
+    assert rec.debug is not None  # a debug recipe has its point
+    consts["DEBUG"] = (new_lines[0], [mp.text(r) for r in rec.debug[1]])
+    body["debug"] = "DEBUG"
+    if rec.debug_block is not None:
+        texts["DEBUG_BLOCK"] = mp.text(rec.debug_block)
+        body["debug_block"] = "DEBUG_BLOCK"
+
+
+def _replace_body_values(rec: Recipe, mp: _Mapper, new_lines, consts, texts, body) -> None:
+    assert rec.stub is not None  # a replace_body recipe has its stub
+    texts["STUB"] = mp.text(rec.stub)
+    body["replace_body"] = "ENTRY"
+    body["stub"] = "STUB"
+
+
+# form -> what it adds to the ported constants, texts and recipe() fields, in their order
+_FORM_VALUES = {"cut_call": _cut_call_values, "delete": _delete_values,
+                "cut_after": _cut_after_values, "debug": _debug_values,
+                "replace_body": _replace_body_values}
+
+
+def _port_options(rec: Recipe, mp: _Mapper) -> dict:
+    """`recipe()`'s options besides the form's fields (rewrite rules through `mp`)."""
+    opts: dict = {}
     if rec.sust:
         opts["sust"] = rec.sust
     if rec.rz_round:
@@ -436,15 +493,21 @@ def _render(rec: Recipe, mp: _Mapper, mb: Module, mod_path: Path, fb: Function, 
         opts["rewrites"] = [mp.value(dict(r)) for r in rec.rewrites]
     if rec.entries:
         opts["entries"] = rec.entries
-    for k in texts:
-        consts.pop(k, None)
-    lines = _docstring(rec, mod_path, fb, consts, reference or (None, None), region)
-    out = ['"""' + lines[0]] + lines[1:] + ['"""', ""]
-    for k, v in consts.items():
-        out.append(f"{k} = {v!r}")
-    for k, v in texts.items():
-        out.append(f"{k} = {v!r}")
-    out += ["", "", "def recipe():",
-            "    return dict(" + ", ".join(f"{k}={v}" for k, v in body.items())
-            + "".join(f", {k}={v!r}" for k, v in opts.items()) + ")", ""]
-    return "\n".join(out)
+    return opts
+
+
+def _fragment_maps(fb: Function, consts: dict, region) -> tuple[str, ...]:
+    """The fragment maps of the TARGET's registers (A_REGS, C_REGS, RET_REGS), recomputed
+    as `recipe new` writes them; () without a region or those lists."""
+    groups = [(k, consts[k], way) for k, way in (("A_REGS", "in"), ("C_REGS", "in"),
+                                                  ("RET_REGS", "out"))
+              if isinstance(consts.get(k), list)]
+    if not groups or region is None:
+        return ()
+    from ..fragments.report import cut_lines
+    from ..infra.cache import load_analysis
+    from ..ptx.select import StatementRange
+    (b_first, b_last) = region[1]
+    assert fb.module is not None  # a parsed function knows its module
+    return tuple(cut_lines(fb, load_analysis(fb.module, fb), StatementRange(b_first, b_last),
+                           groups))
