@@ -77,7 +77,7 @@ from .calls import _callee, _check_applied, _check_splice_text
 from .core import check_recipe
 from .debug import DEBUG_PARAM_OFFSET, _check_point, builtin_debug_block, debug_block_text
 from .race import def_use_defs
-from .report import SEVERITIES, CheckFailed, Finding, Report, Target
+from .report import SEVERITIES, CheckFailed, Diagnostic, Report, Target
 from .scratch import _symbol_accesses, block_threads, scratch_symbol
 from .source import _TYPE_SIZE, _function_decl, _line_text
 from .target import _entry_function, _function_at, build_target, find_stage, qualify_stage, recipe_for_stage
@@ -85,7 +85,7 @@ from .text import PROBE, SpliceText, empty_arg_lists, parse_splice_text, special
 
 # the public API, and the private helpers other rrsplice modules import from here
 __all__ = [
-    "CheckFailed", "DEBUG_PARAM_OFFSET", "Finding", "PROBE", "Report", "SEVERITIES",
+    "CheckFailed", "DEBUG_PARAM_OFFSET", "Diagnostic", "PROBE", "Report", "SEVERITIES",
     "SpliceText", "Target", "block_threads", "build_target", "builtin_debug_block",
     "check_recipe", "debug_block_text", "def_use_defs", "empty_arg_lists", "find_stage",
     "parse_splice_text", "qualify_stage", "recipe_for_stage", "scratch_symbol",

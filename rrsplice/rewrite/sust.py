@@ -14,9 +14,10 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from ..ptx.diagnostic import Diagnostic, at
 from ..ptx.model import Address, Function, Reg, Vector
 from .operand_facts import fits
-from .rules import Issue, Replacement, RewritePlan, Rule
+from .rules import Replacement, RewritePlan, Rule
 
 
 @dataclass(frozen=True)
@@ -95,10 +96,10 @@ class SustRule(Rule):
     def _arguments(self, fn, st, kind: SustKind, plan: RewritePlan):
         """[S, X, Y, values...] as text, or None after recording why not."""
         def bad(msg):
-            plan.issues.append(Issue("error", "rewrite-operand",
-                                     f"{st.sid} `{' '.join(st.text.split())}`: {msg}; "
-                                     f"{kind.helper} takes (" + ", ".join(
-                                         t for t, _ in signature(kind)) + ")", st))
+            plan.issues.append(Diagnostic("error", "rewrite-operand",
+                                          f"{st.sid} `{' '.join(st.text.split())}`: {msg}; "
+                                          f"{kind.helper} takes (" + ", ".join(
+                                              t for t, _ in signature(kind)) + ")", **at(st)))
             return None
         ops = st.operands
         if len(ops) != 2 or not isinstance(ops[0], Address) or not isinstance(ops[1], Vector):
