@@ -90,7 +90,7 @@ def profile_lints(profile: str) -> list:
 
 def check_profile(profile: str) -> str:
     if profile not in PROFILES:
-        raise UnknownTarget(f"error: unknown target {profile!r} (known: "
+        raise UnknownTarget(f"unknown target {profile!r} (known: "
                             + ", ".join(PROFILES) + ")")
     return profile
 

@@ -24,18 +24,20 @@ def _phases(fn, fa):
 
 def module_maps(fn, fa, phase: int | None = None) -> list:
     """The PhaseMap of every phase of `fn` (or of phase `phase`, 1-based)."""
-    where = f"{getattr(fn.module, 'path', None) or fn.name}:{fn.line}:1: error: {fn.name}"
+    where = {"path": getattr(fn.module, "path", None) or fn.name, "line": fn.line, "column": 1}
     ps = _phases(fn, fa)
     if not ps:
-        raise FragmentsError(f"{where} has no mma, so no fragments to place [no-mma]")
+        raise FragmentsError(f"{fn.name} has no mma, so no fragments to place", **where,
+                             code="no-mma")
     if phase is not None:
         if not 1 <= phase <= len(ps):
-            raise FragmentsError(f"{where} has phases 1-{len(ps)}, not {phase} [phase-range]")
+            raise FragmentsError(f"{fn.name} has phases 1-{len(ps)}, not {phase}", **where,
+                                 code="phase-range")
         ps = [ps[phase - 1]]
     try:
         return [phase_map(fn, fa, p) for p in ps]
     except FragMapError as exc:
-        raise FragmentsError(f"{where}: {exc} [layout]") from None
+        raise FragmentsError(f"{fn.name}: {exc}", **where, code="layout") from None
 
 
 def _defined_before(fa, frag, first: int) -> bool:

@@ -47,7 +47,7 @@ def check_buildable(arch: str, target: str | None, path, option: str = "--arch")
         return
     have = arch_number(target)
     if want < have:
-        raise ArchError(f"{path}: the module's .target is {target}; ptxas cannot assemble it "
+        raise ArchError(f"the module's .target is {target}; ptxas cannot assemble it "
                         f"for {arch} (only for {target} or newer): "
                         + (f"leave --arch out to use {target}" if option == "--arch" else
-                           f"use {option} {target} or newer"))
+                           f"use {option} {target} or newer"), path=path)

@@ -41,8 +41,7 @@ class _PathError(RRSpliceError):
     def __init__(self, path, message: str, code: str):
         self.path = str(path)
         self.message = message
-        self.code = code
-        super().__init__(f"{self.path}: {message}")
+        super().__init__(message, path=path, code=code)
 
     def to_json(self) -> dict:
         return {"file": self.path, "message": self.message, "code": self.code}

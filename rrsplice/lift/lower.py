@@ -41,18 +41,21 @@ class Context:
     calls: dict = field(default_factory=dict)  # callee -> prototype
     module: object = None
     mma_hook: Callable | None = None       # staging: replaces the mma lowering
-    locate: Callable | None = None         # statement -> "path:line:col"
+    locate: Callable | None = None         # statement -> (path, line, column, context)
 
 
-def where(ctx: Context, st) -> str:
+def where(ctx: Context, st) -> tuple:
+    """(path, line, column, context) of `st` in the file the user reads; `context` says
+    where that is when not in the module (`" in the outlined callee"`), else ""."""
     if ctx.locate is not None:
         return ctx.locate(st)
-    return f"{ctx.path}:{st.line}:{st.column}"
+    return ctx.path, st.line, st.column, ""
 
 
 def refuse(ctx: Context, st, why: str) -> NoReturn:
-    raise LiftError(f"{where(ctx, st)}: error: cannot lift `{st.text.strip()}` "
-                    f"({st.view.form}): {why} [lift-unsupported]")
+    path, line, column, context = where(ctx, st)
+    raise LiftError(f"cannot lift `{st.text.strip()}` ({st.view.form}){context}: {why}",
+                    path=path, line=line, column=column, code="lift-unsupported")
 
 
 # ---------------------------------------------------------------- operands

@@ -117,7 +117,7 @@ def apply_family(recipe_path, directory, *, out=None, jobs: int | None = None,
     rec = load_recipe(recipe_path, debug=debug)
     directory = Path(directory)
     if not directory.is_dir():
-        raise RRSpliceError(f"{directory}: not a directory")
+        raise RRSpliceError("not a directory", path=directory)
     if out is not None:
         Path(out).mkdir(parents=True, exist_ok=True)
     targets = family_targets(rec, directory, warn=True)

@@ -204,18 +204,18 @@ def port_recipe(recipe, to: str, *, out=None, corpus=None, force: bool = False,
     from ..check import check_recipe
     rec = recipe if isinstance(recipe, Recipe) else load_recipe(recipe)
     if rec.form not in PORTABLE_FORMS:
-        raise PortError(f"{rec.path}: the {rec.form} form cannot be ported")
+        raise PortError(f"the {rec.form} form cannot be ported", path=rec.path)
     if rec.form == "debug" and callable(rec.debug_block):
-        raise PortError(f"{rec.path}: debug_block is a function; its text cannot be "
-                        "rewritten (port the cut form, or give the block as text)")
+        raise PortError("debug_block is a function; its text cannot be "
+                        "rewritten (port the cut form, or give the block as text)", path=rec.path)
     if any(callable(r["replace"]) for r in rec.rewrites):
-        raise PortError(f"{rec.path}: a rewrite rule's replace= is a function; only "
-                        "templates can be ported")
+        raise PortError("a rewrite rule's replace= is a function; only "
+                        "templates can be ported", path=rec.path)
     ref_path, _note = resolve_module(rec, corpus)
     ma = load_module(ref_path)
     mod_path, entry = _split_to(to)
     if not mod_path.is_file():
-        raise PortError(f"{mod_path}: no such module")
+        raise PortError("no such module", path=mod_path)
     mb = load_module(mod_path)
     fb = _target_function(mb, entry, rec, mod_path)
     lines = _reference_lines(rec)
@@ -228,8 +228,8 @@ def port_recipe(recipe, to: str, *, out=None, corpus=None, force: bool = False,
         from ..check.target import _entry_function
         fa = _entry_function(ma, rec)
     if fa is None:
-        raise PortError(f"{rec.path}: cannot tell which function of {ref_path.name} the "
-                        "recipe acts on")
+        raise PortError(f"cannot tell which function of {ref_path.name} the "
+                        "recipe acts on", path=rec.path)
     res = PortResult(source=rec.path, output=None, reference=fa.name, target=fb.name,
                      module=mod_path)
     al = align(fa, fb)
@@ -240,7 +240,7 @@ def port_recipe(recipe, to: str, *, out=None, corpus=None, force: bool = False,
         try:
             rng = lines_to_range(fa, *lines)
         except SelectionError as exc:
-            raise PortError(f"{rec.path}: {exc}") from None
+            raise PortError(f"{exc}", path=rec.path) from None
         got = al.region(rng.first, rng.last)
         if isinstance(got, Disagreement):
             raise PortError(f"cannot port {rec.path.name} to {fb.name}: "

@@ -85,8 +85,7 @@ class RecipeError(RRSpliceError):
         self.path = str(path)
         self.key = key
         self.message = message
-        where = f"{self.path}: " + (f"key {key!r}: " if key else "")
-        super().__init__(where + message)
+        super().__init__((f"key {key!r}: " if key else "") + message, path=path)
 
     def to_json(self) -> dict:
         return {"recipe": self.path, "key": self.key, "message": self.message}

@@ -97,7 +97,7 @@ def add_stage(recipe, *, at: str | None = None, line: int | None = None,
     m = load_module(mpath)
     fn = _entry_function(m, rec)
     if fn is None:
-        raise StageError(f"{mpath}: cannot tell which function {path.name} is for")
+        raise StageError(f"cannot tell which function {path.name} is for", path=mpath)
     layer = rec.layer
     reg_list = _split_regs(regs) if isinstance(regs, str) else list(regs or [])
     if at is not None:
