@@ -9,8 +9,15 @@ the scaffolded recipe's header, so every A_REGS/C_REGS/RET_REGS entry says what 
 
 from __future__ import annotations
 
+from ..ptx.diagnostic import register_codes
 from ..ptx.errors import RRSpliceError
 from .fragmap import FragMapError, phase_map
+
+register_codes(__name__, "error", {
+    "no-mma": "the function has no mma, so no fragments to place",
+    "phase-range": "`--phase` names a phase the function does not have",
+    "layout": "a phase's fragments cannot be placed in its matrices",
+})
 
 
 class FragmentsError(RRSpliceError):

@@ -13,6 +13,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import NoReturn
 
+from ..ptx.diagnostic import register_codes
 from ..ptx.errors import RRSpliceError
 from ..ptx.model import Address, Imm, Negated, ParenList, PredPair, Reg, Sink, Symbol, Vector
 from . import names
@@ -21,6 +22,10 @@ from .semantics import C_TYPES, lookup
 
 _SHFL_MODES = {"up": 0, "down": 1, "bfly": 2, "idx": 3}
 _MMA_FORM = "mma.sync.m16n8k32.row.col.f16.e4m3.e4m3.f16"
+
+
+register_codes(__name__, "error", {
+    "lift-unsupported": "a statement (or parameter) of the region has no C++ lowering"})
 
 
 class LiftError(RRSpliceError):

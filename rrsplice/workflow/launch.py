@@ -24,7 +24,7 @@ import struct
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from ..ptx.diagnostic import location
+from ..ptx.diagnostic import location, register_codes
 from ..ptx.errors import RRSpliceError
 
 FORMAT = "rrsplice-launch/1"
@@ -35,6 +35,11 @@ SCALARS = {"u8": "<B", "i8": "<b", "u16": "<H", "i16": "<h", "u32": "<I", "i32":
 # object kinds: a 64-bit device address or handle
 OBJECTS = ("buffer", "texture", "surface")
 ROLES = ("input", "output", "inout")
+
+
+register_codes(__name__, "error", {
+    "launch": "a launch description that cannot be read or used (not JSON, a bad key or "
+              "value, overlapping parameters)"})
 
 
 class LaunchError(RRSpliceError):

@@ -53,6 +53,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from ..ptx.diagnostic import register_codes
 from ..ptx.errors import RRSpliceError
 from .forms import FORMS as FORM_TABLE
 from .forms import line_regs as _line_regs
@@ -590,6 +591,10 @@ def corpus_dirs(corpus=None, start: Path | None = None) -> list[tuple[Path, str]
     add(USER_CORPUS, str(USER_CORPUS))
     add(BUNDLED_CORPUS, "the bundled corpus_fixtures/")
     return out
+
+
+register_codes(__name__, "error", {
+    "corpus": "`--corpus DIR` or `$RRSPLICE_CORPUS` names no directory"})
 
 
 class CorpusNotFound(RRSpliceError):
