@@ -45,7 +45,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from .. import __version__
-from ..ptx.diagnostic import register_codes
+from ..ptx.diagnostic import Diagnostic, register_codes
 from ..ptx.errors import RRSpliceError
 from .fsutil import env_megabytes, replace_in_dir
 
@@ -117,8 +117,8 @@ def _warn(path: Path, why: str) -> None:
     if key in _warned:
         return
     _warned.add(key)
-    sys.stderr.write(f"{path}: warning: cache {why}; running without the cache "
-                     "[cache-untrusted]\n")
+    sys.stderr.write(Diagnostic("warning", "cache-untrusted", f"cache {why}; running without "
+                                "the cache", str(path)).format() + "\n")
 
 
 def _open_trusted(root: Path, sub: str | None = None, *, create: bool = False,

@@ -34,7 +34,7 @@ import threading
 from collections.abc import Iterable
 from pathlib import Path
 
-from ..ptx.diagnostic import register_codes
+from ..ptx.diagnostic import Diagnostic, register_codes
 from ..ptx.errors import RRSpliceError
 
 register_codes(__name__, "error", {
@@ -110,8 +110,9 @@ def env_megabytes(name: str, default: float) -> float:
         return mb
     if name not in _env_warned:
         _env_warned.add(name)
-        sys.stderr.write(f"rrsplice: warning: {name}={raw!r} is not a finite number of "
-                         f"megabytes >= 0; using {default:g} [bad-environment]\n")
+        sys.stderr.write(Diagnostic("warning", "bad-environment", f"{name}={raw!r} is not a "
+                                    f"finite number of megabytes >= 0; using {default:g}"
+                                    ).format() + "\n")
     return default
 
 

@@ -23,13 +23,6 @@ class RRSpliceError(Exception):
                                None if path is None else str(path), line, column,
                                notes=tuple(notes))
         super().__init__(self._text())
-        import os  # AUDIT-TEMP
-        if os.environ.get("RRSPLICE_DIAG_AUDIT"):  # AUDIT-TEMP
-            import re  # AUDIT-TEMP
-            import traceback  # AUDIT-TEMP
-            if (path is None and re.match(r"^\S+?\.(?:ptx|py|toml): ", message)) or ": error: " in message:  # AUDIT-TEMP
-                with open(os.environ["RRSPLICE_DIAG_AUDIT"], "a") as f:  # AUDIT-TEMP
-                    f.write(repr(message[:150]) + " @ " + "|".join(f"{x.filename}:{x.lineno}" for x in traceback.extract_stack()[-4:-1]) + "\n")  # AUDIT-TEMP
 
     def _text(self) -> str:
         """The error as text (`str()`): the whole diagnostic when it has a line, else

@@ -21,6 +21,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from ..ptx.diagnostic import Diagnostic
 from ..ptx.errors import RRSpliceError
 from .recipe import Recipe, load_recipe, matches_family, resolve_module
 
@@ -56,8 +57,8 @@ def family_targets(rec: Recipe, directory: Path, *, warn: bool = False
         except InputError as exc:
             if warn:
                 import sys
-                sys.stderr.write(f"{exc.path}: warning: {exc.message}; skipped "
-                                 f"[{exc.code}]\n")
+                sys.stderr.write(Diagnostic("warning", exc.code, f"{exc.message}; skipped",
+                                            exc.path).format() + "\n")
             continue
         for m in _ENTRY.finditer(data):
             name = m.group(1).decode()
