@@ -10,6 +10,7 @@ import importlib.util
 import json
 import os
 import re
+import shutil
 from pathlib import Path
 
 import pytest
@@ -249,3 +250,16 @@ def test_the_cli_prints_a_recipe_error_at_the_recipe(tmp_path):
     assert r.exit_code == 2
     assert r.stderr.startswith(f"{p}: error: "), r.stderr
     assert "Traceback" not in r.output
+
+
+@pytest.mark.parametrize("onto", ["m.ptx", "r.py"])
+def test_apply_onto_an_input_is_refused_at_the_output(tmp_path, onto):
+    shutil.copy(ROOT / "corpus_fixtures" / "small" / "cfg_loops.ptx", tmp_path / "m.ptx")
+    (tmp_path / "r.py").write_text('def recipe():\n    return dict(file="m.ptx")\n')
+    before = {p.name: p.read_bytes() for p in tmp_path.iterdir()}
+    r = _run("apply", tmp_path / "r.py", "--corpus", tmp_path, "-o", tmp_path / onto)
+    assert r.exit_code == 2
+    line = r.stderr.strip()
+    assert line.startswith(f"{tmp_path / onto}: error: refusing to write over the "), line
+    assert line.endswith("; choose another -o [output-is-input]"), line
+    assert {p.name: p.read_bytes() for p in tmp_path.iterdir()} == before
