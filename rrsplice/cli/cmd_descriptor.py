@@ -101,7 +101,7 @@ def descriptor_cmd(target, output, all_dir, workers, weight_param, entry, as_jso
         try:
             apply_recipe_roles(fa, rec, weight_param)
         except ValueError as exc:
-            raise RRSpliceError(f"{exc}", path=target) from None
+            raise RRSpliceError(str(exc), path=target) from None
     desc = describe(fn, fa)
     if as_json:
         print_json({"file": str(path), "function": fn.name, **with_evidence(desc)})

@@ -90,7 +90,7 @@ def fragments_cmd(target, phase, elements, png, svg, matrices, tile, entry, as_j
         try:
             apply_recipe_roles(fa, rec)
         except ValueError as exc:
-            raise RRSpliceError(f"{exc}", path=target) from None
+            raise RRSpliceError(str(exc), path=target) from None
     if (png or svg) and phase is None and rng is None:
         phase = 1
     if rec is not None and phase is None:

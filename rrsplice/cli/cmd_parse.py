@@ -141,7 +141,7 @@ def show_cmd(file, sid, line, entry, as_json):
         try:
             st = parse_statement_id(sid, fn)
         except SelectionError as exc:
-            raise SelectionError(f"{exc}", path=file) from None
+            raise SelectionError(str(exc), path=file) from None
     data = statement_json(st)
     data["function"] = fn.name
     if as_json:

@@ -240,7 +240,7 @@ def port_recipe(recipe, to: str, *, out=None, corpus=None, force: bool = False,
         try:
             rng = lines_to_range(fa, *lines)
         except SelectionError as exc:
-            raise PortError(f"{exc}", path=rec.path) from None
+            raise PortError(str(exc), path=rec.path) from None
         got = al.region(rng.first, rng.last)
         if isinstance(got, Disagreement):
             raise PortError(f"cannot port {rec.path.name} to {fb.name}: "
