@@ -6,6 +6,7 @@ fields, and the command line prints them from those fields."""
 from __future__ import annotations
 
 import ast
+import functools
 import importlib.util
 import json
 import os
@@ -62,11 +63,19 @@ _CODE = re.compile(r"[a-z][a-z0-9]*(?:-[a-z0-9]+)*")
 _IN_TEXT = re.compile(r" \[([a-z][a-z0-9]*(?:-[a-z0-9]+)*)\]\n?$")
 
 
+@functools.cache
+def _trees() -> list:
+    """(path relative to the checkout, AST) of every module of rrsplice/, parsed once."""
+    return [(p.relative_to(ROOT), ast.parse(p.read_text()))
+            for p in sorted((ROOT / "rrsplice").rglob("*.py"))]
+
+
 def _str(node) -> str | None:
     return node.value if isinstance(node, ast.Constant) and isinstance(node.value, str) \
         else None
 
 
+@functools.cache
 def source_codes() -> dict:
     """code -> places of every code literal in rrsplice/: a severity and a code passed to a
     call (`rep.add("error", "cut-range", ...)`, `Diagnostic("error", "x", ...)`), a `code=`
@@ -78,9 +87,8 @@ def source_codes() -> dict:
         if code:
             out.setdefault(code, []).append(where)
 
-    for p in sorted((ROOT / "rrsplice").rglob("*.py")):
-        rel = p.relative_to(ROOT)
-        for n in ast.walk(ast.parse(p.read_text())):
+    for rel, tree in _trees():
+        for n in ast.walk(tree):
             where = f"{rel}:{getattr(n, 'lineno', 0)}"
             if isinstance(n, ast.Call):
                 a = n.args
@@ -194,8 +202,8 @@ _PATHISH = re.compile(r"path|file|recipe|module|root|dir|target|dest|body", re.I
 def test_no_error_puts_a_path_into_its_message():
     """An error names its file with `path=`, never as `f"{path}: ..."` in the message."""
     bad = []
-    for p in sorted((ROOT / "rrsplice").rglob("*.py")):
-        for n in ast.walk(ast.parse(p.read_text())):
+    for rel, tree in _trees():
+        for n in ast.walk(tree):
             if not (isinstance(n, ast.Call) and isinstance(n.func, ast.Name)
                     and _ERROR.search(n.func.id) and n.args):
                 continue
@@ -206,7 +214,7 @@ def test_no_error_puts_a_path_into_its_message():
                     and isinstance(s.values[0], ast.FormattedValue) \
                     and (_str(s.values[1]) or "").startswith(":") \
                     and _PATHISH.search(ast.unparse(s.values[0].value)):
-                bad.append(f"{p.relative_to(ROOT)}:{n.lineno}")
+                bad.append(f"{rel}:{n.lineno}")
     assert not bad, bad
 
 
