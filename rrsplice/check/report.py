@@ -3,7 +3,7 @@ resolved target, the report, and the error `apply` raises when a report has erro
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 from ..ptx.diagnostic import SEVERITIES, Diagnostic
@@ -83,13 +83,19 @@ class Report:
                                registers=list(registers)))
 
     def append(self, finding: Diagnostic) -> None:
-        """Add `finding`, with the file it is about: the PTX module for a finding with a
-        line, else the recipe."""
-        located = finding.line and self.target is not None
-        where = self.target.path if located else self.recipe.path
-        finding.path = None if where is None else str(where)
         finding.registers = list(finding.registers)
         self.findings.append(finding)
+
+    def located(self) -> list:
+        """The findings with the file each is about: the PTX module for a finding with a
+        line, else the recipe. Asked for when printed, since a caller may still rename
+        either (`recipe new` checks a trial copy, a family names its members' outputs)."""
+        out = []
+        for f in self.findings:
+            where = self.target.path if f.line and self.target is not None \
+                else self.recipe.path
+            out.append(replace(f, path=None if where is None else str(where)))
+        return out
 
     def to_json(self) -> dict:
         t = self.target

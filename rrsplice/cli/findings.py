@@ -33,7 +33,7 @@ def loaded_text(loaded: list, classes: dict) -> str:
 
 def print_findings(report, verbose: bool = False, errors_only: bool = False) -> None:
     """Every error and warning (and with `verbose`, every info finding as a note)."""
-    for f in report.findings:
+    for f in report.located():
         if f.severity == "info" and not verbose:
             continue
         if errors_only and f.severity != "error":
