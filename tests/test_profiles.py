@@ -10,6 +10,8 @@ from click.testing import CliRunner
 
 from rrsplice.check import check_recipe, profiles
 from rrsplice.cli import main
+from rrsplice.ptx import diagnostic
+from rrsplice.ptx.diagnostic import Diagnostic
 
 BAD = Path(__file__).resolve().parent / "recipes_bad"
 
@@ -50,16 +52,19 @@ def test_default_profile_is_ptxas_without_a_body():
 @pytest.mark.slow
 def test_adding_a_lint_is_one_entry(monkeypatch):
     monkeypatch.setattr(profiles, "LINTS", list(profiles.lints()))
+    monkeypatch.setattr(diagnostic, "CODES", dict(diagnostic.CODES))
 
     @profiles.lint("no-call-uni", zluda="warning")
     def _no_uni(rep):
+        """A test lint. It fires on `call.uni`."""
         if rep.target.text and "call.uni" in rep.target.text:
-            yield profiles.Hit("test lint: call.uni present")
+            yield Diagnostic(message="test lint: call.uni present")
 
     z = check_recipe(BAD / "good_dec2.py", target="zluda")
     assert "no-call-uni" in _codes(z, "warning")
     p = check_recipe(BAD / "good_dec2.py", target="ptxas")
     assert "no-call-uni" not in _codes(p, "warning")
+    assert diagnostic.CODES["no-call-uni"].description == "A test lint."
 
 
 def test_unknown_profile_in_a_lint_is_refused():

@@ -57,8 +57,8 @@ def new_body(recipe, lang: str = "cuda", out=None, corpus=None,
     head = header_text(plan.layouts, mma)
     header = body.with_name(HEADER_NAME)
     if body.name == HEADER_NAME:
-        raise BodyError(f"{body}: the body cannot be named {HEADER_NAME}, which is written "
-                        "beside it; choose another -o")
+        raise BodyError(f"the body cannot be named {HEADER_NAME}, which is written "
+                        "beside it; choose another -o", path=body)
     # the recipe and its module are inputs; rr_mma.h is never named by the user: never
     # written through a link, and held to the rules of an implicit output when the body's
     # own path is the default one

@@ -99,13 +99,13 @@ def plan_body(recipe, corpus=None) -> BodyPlan:
     rep = check_recipe(recipe, corpus, target="zluda")
     rec = rep.recipe
     if rep.errors:
-        raise BodyError(f"{rec.path}: the recipe fails `rrsplice check --target zluda` ("
+        raise BodyError("the recipe fails `rrsplice check --target zluda` ("
                         + "; ".join(f"{f.code}: {f.message}" for f in rep.errors[:3])
-                        + "); a native body needs a recipe that passes it")
+                        + "); a native body needs a recipe that passes it", path=rec.path)
     t = rep.target
     if t.kind != "region" or t.rng is None:
-        raise BodyError(f"{rec.path}: `body new` needs a cut_call recipe (this one is "
-                        f"{rec.form})")
+        raise BodyError("`body new` needs a cut_call recipe (this one is "
+                        f"{rec.form})", path=rec.path)
     sp, fn, rng = rep.splice, t.fn, t.rng
     # check sets the range only once it found the function, and then parses the call text
     assert fn is not None and sp is not None
@@ -114,26 +114,26 @@ def plan_body(recipe, corpus=None) -> BodyPlan:
     other = [stmts[i - 1] for i in range(rng.first, rng.last + 1) if stmts[i - 1].base != "mma"]
     if other:
         st = other[0]
-        raise BodyError(f"{rec.path}: the region {rng} holds {len(other)} statement(s) that "
+        raise BodyError(f"the region {rng} holds {len(other)} statement(s) that "
                         f"are not mma (first {st.sid}, line {st.line}: `{st.text.strip()}`); "
-                        "`body new` generates bodies for cuts of one GEMM phase")
+                        "`body new` generates bodies for cuts of one GEMM phase", path=rec.path)
     fa = load_analysis(fn.module, fn)
     ph = [p for p in phases(fn, fa) if p.first == rng.first and p.last == rng.last]
     if not ph:
         inside = [p.index for p in phases(fn, fa) if rng.first <= p.first and p.last <= rng.last]
-        raise BodyError(f"{rec.path}: the region {rng} is not exactly one phase (phases "
+        raise BodyError(f"the region {rng} is not exactly one phase (phases "
                         f"inside it: {inside or 'none'}); `body new` supports single-phase "
-                        "cuts")
+                        "cuts", path=rec.path)
     phase = ph[0]
     pm = phase_map(fn, fa, phase)
     if pm.notes:
-        raise BodyError(f"{rec.path}: phase {phase.index}: " + "; ".join(pm.notes))
+        raise BodyError(f"phase {phase.index}: " + "; ".join(pm.notes), path=rec.path)
     callee, call = _the_call(rec, sp)
     from .names import body_locals, parameter_names, unusable
     why = unusable(callee)
     if why is not None:
-        raise BodyError(f"{rec.path}: the callee {callee!r} {why}: a C++ body cannot define "
-                        "it under that link name; rename the callee (the recipe's CALLEE)")
+        raise BodyError(f"the callee {callee!r} {why}: a C++ body cannot define "
+                        "it under that link name; rename the callee (the recipe's CALLEE)", path=rec.path)
     args = _args(sp, callee, call, rep)
     taken = body_locals(callee, (f"d_s{mma.index}" for mma in phase.mmas))
     for a, c_name in zip(args, parameter_names([a.name for a in args], taken), strict=False):
@@ -155,12 +155,12 @@ def plan_body(recipe, corpus=None) -> BodyPlan:
     for mma in phase.mmas:
         tiles = {a_tile.get(r) for r in mma.a}
         if None in tiles or len(tiles) != 1:
-            raise BodyError(f"{rec.path}: s{mma.index}: its A registers {list(mma.a)} are not "
-                            "one A tile of passed fragments")
+            raise BodyError(f"s{mma.index}: its A registers {list(mma.a)} are not "
+                            "one A tile of passed fragments", path=rec.path)
         missing = [r for r in mma.a if r not in reg_arg]
         if missing:
-            raise BodyError(f"{rec.path}: s{mma.index} reads A register(s) {missing}, which the "
-                            "call does not pass")
+            raise BodyError(f"s{mma.index} reads A register(s) {missing}, which the "
+                            "call does not pass", path=rec.path)
         tile = tiles.pop()
         assert tile is not None  # refused above
         m0, k0 = tile
@@ -171,8 +171,8 @@ def plan_body(recipe, corpus=None) -> BodyPlan:
                 return d_of[r]
             if r in reg_arg:
                 return reg_arg[r]
-            raise BodyError(f"{rec.path}: s{mma.index} reads {what} register {r}, which is "
-                            "neither passed nor written by an earlier mma of the region")
+            raise BodyError(f"s{mma.index} reads {what} register {r}, which is "
+                            "neither passed nor written by an earlier mma of the region", path=rec.path)
         steps.append(Step(f"s{mma.index}", mma.line, m0, k0,
                           tuple(src(r, "B") for r in mma.b), tuple(src(r, "C") for r in mma.c),
                           tuple(mma.d), var))
@@ -209,22 +209,22 @@ def plan_body(recipe, corpus=None) -> BodyPlan:
 
 
 def _unsupported(rec, mma):
-    raise BodyError(f"{rec.path}: s{mma.index} is {mma.opcode}: `body new` generates "
-                    "m16n8k32 e4m3 x e4m3 with f16 accumulators only")
+    raise BodyError(f"s{mma.index} is {mma.opcode}: `body new` generates "
+                    "m16n8k32 e4m3 x e4m3 with f16 accumulators only", path=rec.path)
 
 
 def _the_call(rec, sp):
     calls = sp.calls
     if len(calls) != 1:
-        raise BodyError(f"{rec.path}: the call text holds {len(calls)} calls; `body new` needs "
-                        "exactly one")
+        raise BodyError(f"the call text holds {len(calls)} calls; `body new` needs "
+                        "exactly one", path=rec.path)
     st = calls[0]
     if isinstance(st.operands[0], ParenList) and len(st.operands) > 2:
-        raise BodyError(f"{rec.path}: the call takes return values: a native body returns "
-                        "through the scratch array (`recipe new --abi scratch`)")
+        raise BodyError("the call takes return values: a native body returns "
+                        "through the scratch array (`recipe new --abi scratch`)", path=rec.path)
     callee = st.view.callee
     if callee not in sp.externs:
-        raise BodyError(f"{rec.path}: the extern text does not declare {callee}")
+        raise BodyError(f"the extern text does not declare {callee}", path=rec.path)
     return callee, st
 
 
@@ -266,9 +266,9 @@ def _returns(sp, scratch, d_of, rec) -> list:
             addr = st.operands[1]
             reg = dst.name if isinstance(dst, Reg) else str(dst)
             if reg not in d_of:
-                raise BodyError(f"{rec.path}: the call text reads {reg} back from {scratch}, "
-                                "which no mma of the region writes")
+                raise BodyError(f"the call text reads {reg} back from {scratch}, "
+                                "which no mma of the region writes", path=rec.path)
             if not any(m in ("b32", "u32", "s32", "f32") for m in st.modifiers):
-                raise BodyError(f"{rec.path}: `{st.text.strip()}`: only 32-bit returns")
+                raise BodyError(f"`{st.text.strip()}`: only 32-bit returns", path=rec.path)
             rets.append(Ret(reg, addr.offset or 0, d_of[reg]))
     return rets

@@ -57,9 +57,9 @@ class WmmaProgram:
 
 
 def _unsupported(plan: BodyPlan, why: str) -> NoReturn:
-    raise BodyError(f"{plan.recipe}: phase {plan.phase.index}: {why}; the WMMA program needs "
+    raise BodyError(f"phase {plan.phase.index}: {why}; the WMMA program needs "
                     "every chain to be one (m, n) tile walked in k order (`--mma scalar` "
-                    "computes any phase)")
+                    "computes any phase)", path=plan.recipe)
 
 
 def wmma_program(plan: BodyPlan) -> WmmaProgram:
@@ -118,9 +118,9 @@ def wmma_program(plan: BodyPlan) -> WmmaProgram:
             blk.pairs += [Pair(m0, a.k0, a.sid, b.sid) for a, b in zip(lo, hi, strict=False)]
     lds = lds_bytes(p)
     if lds > LDS_LIMIT:
-        raise BodyError(f"{p.recipe}: phase {p.phase.index}: the WMMA images need {lds} bytes of "
+        raise BodyError(f"phase {p.phase.index}: the WMMA images need {lds} bytes of "
                         f"LDS for {p.warps} warps, more than gfx12's {LDS_LIMIT} per workgroup "
-                        "(declare .maxntid in the kernel, or use `--mma scalar`)")
+                        "(declare .maxntid in the kernel, or use `--mma scalar`)", path=p.recipe)
     return WmmaProgram(p.m, p.n, p.k, blocks, 2 * sum(len(b.pairs) for b in blocks))
 
 

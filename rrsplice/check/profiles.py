@@ -10,7 +10,11 @@ that :data:`LINT_MODULES` names (``rrsplice/check/zluda.py`` holds ZLUDA's)::
     def _param_return(rep):
         "ZLUDA lowers call returns to an LLVM return value a C++ body cannot produce."
         for ...:
-            yield Hit("extern declares ...", line=3)
+            yield Diagnostic(message="extern declares ...", line=3)
+
+A lint yields :class:`~rrsplice.ptx.diagnostic.Diagnostic` objects with the message and, where
+known, the place (``**at(st)`` for a statement); the profile fills in code and severity. The
+first sentence of the docstring is the code's description in docs/diagnostics.md.
 
 A recipe's default profile: its ``TARGET`` constant; else ``zluda`` when it declares a native
 body (a ``BODY`` constant naming the body's source); else ``ptxas``.
@@ -20,8 +24,9 @@ from __future__ import annotations
 
 import importlib
 from collections.abc import Callable, Iterable
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
+from ..ptx.diagnostic import register_codes
 from ..ptx.errors import RRSpliceError
 
 PROFILES = ("ptxas", "zluda")
@@ -31,19 +36,10 @@ LINT_MODULES = ("zluda",)
 
 
 @dataclass(frozen=True)
-class Hit:
-    """One place a lint fires: the message, and the statement/line/registers where known."""
-    message: str
-    line: int | None = None
-    st: object = None
-    registers: tuple = ()
-
-
-@dataclass(frozen=True)
 class Lint:
     code: str
     severity: dict            # profile -> "error" | "warning" | "info"
-    run: Callable             # (Report) -> Iterable[Hit]
+    run: Callable             # (Report) -> Iterable[Diagnostic]
     why: str = ""
 
 
@@ -62,9 +58,18 @@ def lint(code: str, **severity: str):
         raise ValueError(f"lint {code}: unknown profile(s) {bad}; known: {PROFILES}")
 
     def deco(fn):
-        LINTS.append(Lint(code, dict(severity), fn, (fn.__doc__ or "").strip()))
+        why = (fn.__doc__ or "").strip()
+        LINTS.append(Lint(code, dict(severity), fn, why))
+        register_codes(fn.__module__, "lint", {code: first_sentence(why)})
         return fn
     return deco
+
+
+def first_sentence(text: str) -> str:
+    """The first sentence of `text`, on one line."""
+    one = " ".join(text.split())
+    end = one.find(". ")
+    return one if end < 0 else one[:end + 1]
 
 
 def lints() -> list:
@@ -85,7 +90,7 @@ def profile_lints(profile: str) -> list:
 
 def check_profile(profile: str) -> str:
     if profile not in PROFILES:
-        raise UnknownTarget(f"error: unknown target {profile!r} (known: "
+        raise UnknownTarget(f"unknown target {profile!r} (known: "
                             + ", ".join(PROFILES) + ")")
     return profile
 
@@ -105,4 +110,4 @@ def run_profile(rep, profile: str) -> None:
     for x, sev in profile_lints(profile):
         hits: Iterable = x.run(rep) or ()
         for h in hits:
-            rep.add(sev, x.code, h.message, st=h.st, line=h.line, registers=h.registers)
+            rep.append(replace(h, severity=sev, code=x.code))

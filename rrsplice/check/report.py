@@ -1,11 +1,12 @@
-"""What a check produces: findings, the resolved target, the report, and the error
-`apply` raises when a report has errors."""
+"""What a check produces: findings (each a :class:`~rrsplice.ptx.diagnostic.Diagnostic`), the
+resolved target, the report, and the error `apply` raises when a report has errors."""
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 
+from ..ptx.diagnostic import SEVERITIES, Diagnostic
 from ..ptx.errors import RRSpliceError
 from ..ptx.model import Function, Module
 from ..ptx.select import StatementRange
@@ -13,7 +14,7 @@ from ..workflow.recipe import Recipe
 from .facts import Facts
 from .text import SpliceText
 
-SEVERITIES = ("error", "warning", "info")
+__all__ = ["SEVERITIES", "CheckFailed", "Diagnostic", "Report", "Target"]
 
 
 class CheckFailed(RRSpliceError):
@@ -22,39 +23,14 @@ class CheckFailed(RRSpliceError):
     def __init__(self, report: Report):
         self.report = report
         errs = report.errors
-        lines = [f"{report.recipe.path}: {len(errs)} error(s); nothing written"]
-        lines += ["  " + f.render() for f in errs[:20]]
+        notes = ["  " + f.render() for f in errs[:20]]
         if len(errs) > 20:
-            lines.append(f"  ... and {len(errs) - 20} more")
-        super().__init__("\n".join(lines))
+            notes.append(f"  ... and {len(errs) - 20} more")
+        super().__init__(f"{len(errs)} error(s); nothing written", path=report.recipe.path,
+                         notes=notes)
 
     def to_json(self) -> dict:
         return {"message": "check failed; nothing written", "report": self.report.to_json()}
-
-
-@dataclass
-class Finding:
-    severity: str
-    code: str
-    message: str
-    statement: str | None = None
-    line: int | None = None
-    registers: list = field(default_factory=list)
-    column: int | None = None
-
-    def render(self) -> str:
-        where = ", ".join(x for x in (self.statement, f"line {self.line}" if self.line else None)
-                          if x)
-        regs = (" [" + " ".join(self.registers[:12])
-                + (f" +{len(self.registers) - 12}" if len(self.registers) > 12 else "") + "]"
-                ) if self.registers else ""
-        return f"{self.severity}: {self.code}: " + (f"{where}: " if where else "") \
-            + self.message + regs
-
-    def to_json(self) -> dict:
-        return {"severity": self.severity, "code": self.code, "message": self.message,
-                "statement": self.statement, "line": self.line,
-                "registers": list(self.registers)}
 
 
 @dataclass
@@ -98,12 +74,28 @@ class Report:
         return not self.errors
 
     def add(self, severity, code, message, st=None, line=None, registers=()):
+        """Add a finding about statement `st` (or physical `line`)."""
         if st is not None and line is None:
             line = st.line
-        self.findings.append(Finding(severity, code, message,
-                                     st.sid if st is not None else None, line,
-                                     list(registers),
-                                     st.column if st is not None else None))
+        self.append(Diagnostic(severity, code, message, line=line,
+                               column=st.column if st is not None else None,
+                               statement=st.sid if st is not None else None,
+                               registers=list(registers)))
+
+    def append(self, finding: Diagnostic) -> None:
+        finding.registers = list(finding.registers)
+        self.findings.append(finding)
+
+    def located(self) -> list:
+        """The findings with the file each is about: the PTX module for a finding with a
+        line, else the recipe. Asked for when printed, since a caller may still rename
+        either (`recipe new` checks a trial copy, a family names its members' outputs)."""
+        out = []
+        for f in self.findings:
+            where = self.target.path if f.line and self.target is not None \
+                else self.recipe.path
+            out.append(replace(f, path=None if where is None else str(where)))
+        return out
 
     def to_json(self) -> dict:
         t = self.target

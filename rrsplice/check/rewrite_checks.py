@@ -46,7 +46,7 @@ def check_rewrites(rep: Report) -> None:
     t.rewrites = plan
     rep.facts.rewrites = plan
     for i in plan.issues:
-        rep.add(i.severity, i.code, i.message, st=i.statement)
+        rep.append(i)
     _check_recipe_texts(rep, plan)
     counts = plan.counts
     if counts:

@@ -8,7 +8,8 @@ from __future__ import annotations
 
 import re
 
-from .profiles import Hit, lint
+from ..ptx.diagnostic import Diagnostic, at
+from .profiles import lint
 from .text import empty_arg_lists
 
 
@@ -31,8 +32,8 @@ def _empty_args(rep):
     for label, text in _texts(rep):
         for ln in empty_arg_lists(text):
             what = "parameter" if label == "extern" else "argument"
-            yield Hit(f"{label} line {ln} has an empty `()` {what} list: ZLUDA rejects it "
-                      "(write it without the `()`)")
+            yield Diagnostic(message=f"{label} line {ln} has an empty `()` {what} list: ZLUDA "
+                             "rejects it (write it without the `()`)")
 
 
 @lint("param-return", zluda="error")
@@ -45,19 +46,19 @@ def _param_return(rep):
         return
     for name, f in sorted(sp.externs.items()):
         if f.ret_params:
-            yield Hit(f"extern {name} declares {len(f.ret_params)} `.param` return "
-                      f"parameter(s) ({', '.join(p.name for p in f.ret_params)}): ZLUDA lowers "
-                      "them to the LLVM return value, which a native C++/HIP body cannot "
-                      "produce; return through a .shared scratch array instead "
-                      "(`rrsplice recipe new --abi scratch`)")
+            yield Diagnostic(message=f"extern {name} declares {len(f.ret_params)} `.param` "
+                             f"return parameter(s) ({', '.join(p.name for p in f.ret_params)}): "
+                             "ZLUDA lowers them to the LLVM return value, which a native C++/HIP "
+                             "body cannot produce; return through a .shared scratch array "
+                             "instead (`rrsplice recipe new --abi scratch`)")
     from ..ptx.model import ParenList
     from .source import _short
     for st in sp.calls:
         ops = st.operands
         if len(ops) > 1 and isinstance(ops[0], ParenList) and ops[0].items:
-            yield Hit(f"the call takes {len(ops[0].items)} return value(s) from "
-                      f"{st.view.callee or 'its callee'}: `{_short(st.text)}`; ZLUDA cannot "
-                      "link that to a native body (return through memory)")
+            yield Diagnostic(message=f"the call takes {len(ops[0].items)} return value(s) "
+                             f"from {st.view.callee or 'its callee'}: `{_short(st.text)}`; ZLUDA "
+                             "cannot link that to a native body (return through memory)")
 
 
 # ---------------------------------------------------------------- statement rewrites
@@ -110,8 +111,8 @@ def _sust_left(rep):
         return
     for kind, st, why in t.rewrites.skipped:
         if kind.startswith("sust") and _kept(rep, st):
-            yield Hit(f"{st.sid} `{' '.join(st.text.split())}` stays a surface store ({why}); "
-                      "ZLUDA's generic surface store is slow", st=st)
+            yield Diagnostic(message=f"{st.sid} `{' '.join(st.text.split())}` stays a surface "
+                             f"store ({why}); ZLUDA's generic surface store is slow", **at(st))
 
 
 @lint("explicit-rounding", zluda="warning")
@@ -130,8 +131,8 @@ def _explicit_rounding(rep):
                 mode = sorted(mods & _ROUNDING)[0]
                 hint = (" (the roundf idiom: rz_round=True rewrites it)"
                         if st.base == "add" and mode == "rz" else "")
-                yield Hit(f"{fn.name} {st.sid} `{' '.join(st.text.split())}` has an explicit "
-                          f".{mode} rounding mode{hint}", st=st)
+                yield Diagnostic(message=f"{fn.name} {st.sid} `{' '.join(st.text.split())}` has "
+                                 f"an explicit .{mode} rounding mode{hint}", **at(st))
 
 
 _CALL = re.compile(r"\bcall(?:\.uni)?\s+(?:\([^)]*\)\s*,\s*)?([A-Za-z_$][\w$]*)")
@@ -155,8 +156,8 @@ def _undeclared_call(rep):
                 continue
             callee = st.view.callee
             if callee is not None and first_line.get(callee, fn.line + 1) > fn.line:
-                yield Hit(f"{fn.name} {st.sid} calls {callee}, which the module does not "
-                          "declare before it", st=st)
+                yield Diagnostic(message=f"{fn.name} {st.sid} calls {callee}, which the module "
+                                 "does not declare before it", **at(st))
     plan = t.rewrites
     if plan is None:
         return
@@ -166,5 +167,6 @@ def _undeclared_call(rep):
     for r in plan.replacements:
         for callee in _CALL.findall(r.text):
             if callee not in declared:
-                yield Hit(f"the {r.kind} rewrite of {r.statement.sid} calls {callee}, which "
-                          "neither the module nor the rule's extern= declares", st=r.statement)
+                yield Diagnostic(message=f"the {r.kind} rewrite of {r.statement.sid} calls "
+                                 f"{callee}, which neither the module nor the rule's extern= "
+                                 "declares", **at(r.statement))

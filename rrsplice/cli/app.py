@@ -9,6 +9,7 @@ import sys
 
 import click
 
+from ..ptx.diagnostic import Diagnostic
 from ..ptx.errors import RRSpliceError
 from .output import note, stdout_is_terminal  # noqa: F401  (note: re-exported)
 
@@ -58,7 +59,7 @@ class _Group(click.Group):
             _fail(exc.diagnostic(), getattr(exc, "exit_code", 2), exc)
         except (FileNotFoundError, IsADirectoryError, NotADirectoryError,
                 PermissionError) as exc:
-            _fail(f"{exc.filename}: error: {exc.strerror}", 2, exc)
+            _fail(Diagnostic(message=str(exc.strerror), path=exc.filename).format(), 2, exc)
         finally:
             if was:
                 gc.enable()

@@ -87,7 +87,7 @@ def body_coverage_cmd(target, corpus, as_json):
         rec = load_recipe(target)
         if rec.cut_call is None:
             from ..ptx.errors import RRSpliceError
-            raise RRSpliceError(f"{rec.path}: coverage needs a cut_call recipe")
+            raise RRSpliceError("coverage needs a cut_call recipe", path=rec.path)
         mod, fn, path = original(rec, corpus)
         rng = lines_to_range(fn, rec.cut_call[0], rec.cut_call[1] - 1)
         stmts = fn.statements[rng.first - 1:rng.last]

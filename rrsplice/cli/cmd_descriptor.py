@@ -19,7 +19,7 @@ def corpus_table(root: str, as_json: bool, workers) -> None:
     from ..workflow.corpus import modules_of, survey
     paths = modules_of(root)
     if not paths:
-        raise RRSpliceError(f"{root}: no .ptx modules found")
+        raise RRSpliceError("no .ptx modules found", path=root)
     show = not as_json and stderr_is_terminal()
     if show:
         from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn
@@ -101,7 +101,7 @@ def descriptor_cmd(target, output, all_dir, workers, weight_param, entry, as_jso
         try:
             apply_recipe_roles(fa, rec, weight_param)
         except ValueError as exc:
-            raise RRSpliceError(f"{target}: {exc}") from None
+            raise RRSpliceError(str(exc), path=target) from None
     desc = describe(fn, fa)
     if as_json:
         print_json({"file": str(path), "function": fn.name, **with_evidence(desc)})

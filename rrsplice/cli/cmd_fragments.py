@@ -76,8 +76,8 @@ def fragments_cmd(target, phase, elements, png, svg, matrices, tile, entry, as_j
         module = cache.load_module(path)
         fn, why = select_function(module, entry or rec.entry)
         if rec.cut_call is None:
-            raise RRSpliceError(f"{target}: the recipe has no cut (CUT_CALL); give --phase "
-                                "with the module instead")
+            raise RRSpliceError("the recipe has no cut (CUT_CALL); give --phase "
+                                "with the module instead", path=target)
         rng = lines_to_range(fn, rec.cut_call[0], rec.cut_call[1] - 1)
     else:
         module = cache.load_module(p)
@@ -90,7 +90,7 @@ def fragments_cmd(target, phase, elements, png, svg, matrices, tile, entry, as_j
         try:
             apply_recipe_roles(fa, rec)
         except ValueError as exc:
-            raise RRSpliceError(f"{target}: {exc}") from None
+            raise RRSpliceError(str(exc), path=target) from None
     if (png or svg) and phase is None and rng is None:
         phase = 1
     if rec is not None and phase is None:

@@ -136,7 +136,7 @@ def liveness_cmd(target, range_text, lines_text, pseudo, entry, corpus, any_modu
     if range_text is not None and lines_text is not None:
         raise SelectionError("give either --range sA-sB or --lines L1-L2, not both")
     if not Path(path).is_file():
-        raise TargetError(f"{path}: no such module")
+        raise TargetError("no such module", path=path)
 
     def compute() -> dict:
         module = load_module(path)

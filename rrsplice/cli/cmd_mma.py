@@ -129,8 +129,8 @@ def uses_cmd(file, symbol, entry, as_json):
     known = {d.name for d in fn.decls()} | {d.name for d in module.decls} \
         | {p.name for p in fn.params}
     if symbol not in known:
-        raise RRSpliceError(f"{file}: {fn.name} declares no symbol {symbol!r} "
-                            "(give a .shared/.global/.param variable name)")
+        raise RRSpliceError(f"{fn.name} declares no symbol {symbol!r} "
+                            "(give a .shared/.global/.param variable name)", path=file)
     fa = _analysis(module, fn)
     su = symbol_uses(fa, symbol)
     if as_json:

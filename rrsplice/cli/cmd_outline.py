@@ -8,9 +8,13 @@ from pathlib import Path
 
 import click
 
+from ..ptx.diagnostic import register_codes
 from .app import any_module_option, corpus_option, examples, json_option, main, note, print_json
 from .findings import live_in_text, loaded_text, print_findings, regs_text
 from .output import Grid, bold, print_diagnostic, progress_step, say, say_text, styled
+
+register_codes(__name__, "error", {
+    "ptxas": "ptxas rejected a statement of the patched module or the body (`verify`)"})
 
 
 def _no_check_option(f):
@@ -147,7 +151,7 @@ def verify_cmd(recipe, arch, optimize, keep, corpus, any_module, no_check, as_js
     for s in res.steps:
         for p in s.problems:
             print_diagnostic(_step_input(res, s.name), p["line"], 1, "error",
-                             f"{p['message']}: {p['statement']}", "ptxas")
+                             f"{p['message']}: {p['statement']}", code="ptxas")
             if "Special register" in p["message"]:
                 note("ZLUDA accepts a special register there, ptxas does not: read it with "
                      "`mov.u32 %r, %laneid` first")

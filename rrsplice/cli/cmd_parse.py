@@ -136,12 +136,12 @@ def show_cmd(file, sid, line, entry, as_json):
     if line is not None:
         st = fn.statement_at_line(line)
         if st is None:
-            raise SelectionError(f"{file}: line {line} holds no statement of {fn.name}")
+            raise SelectionError(f"line {line} holds no statement of {fn.name}", path=file)
     else:
         try:
             st = parse_statement_id(sid, fn)
         except SelectionError as exc:
-            raise SelectionError(f"{file}: {exc}") from None
+            raise SelectionError(str(exc), path=file) from None
     data = statement_json(st)
     data["function"] = fn.name
     if as_json:

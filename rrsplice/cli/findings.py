@@ -4,7 +4,7 @@ the cut as a two-column table on stdout (shared by check, apply, outline and ver
 from __future__ import annotations
 
 from ..check.facts import Facts
-from .output import Grid, print_diagnostic
+from .output import Grid, print_diag
 
 
 def regs_text(regs) -> str:
@@ -31,27 +31,14 @@ def loaded_text(loaded: list, classes: dict) -> str:
     return text
 
 
-def finding_path(report, finding):
-    """The file a finding is about: the PTX module for a located finding, else the recipe."""
-    if finding.line and report.target is not None:
-        return report.target.path
-    return report.recipe.path
-
-
 def print_findings(report, verbose: bool = False, errors_only: bool = False) -> None:
     """Every error and warning (and with `verbose`, every info finding as a note)."""
-    for f in report.findings:
+    for f in report.located():
         if f.severity == "info" and not verbose:
             continue
         if errors_only and f.severity != "error":
             continue
-        message = f.message
-        if f.statement:
-            message = f"{f.statement}: {message}"
-        if f.registers:
-            message += f" ({len(f.registers)}: {regs_text(f.registers)})"
-        print_diagnostic(finding_path(report, f), f.line, f.column, f.severity, message,
-                         f.code)
+        print_diag(f)
 
 
 def facts_grid(facts: Facts) -> Grid:

@@ -19,6 +19,8 @@ from typing import Union
 
 import click
 
+from ..ptx.diagnostic import SEVERITY_WORD, Diagnostic
+
 Cell = Union[str, "Styled"]
 
 
@@ -163,24 +165,27 @@ class Grid:
 
 # ---------------------------------------------------------------------------- diagnostics
 
-SEVERITY_WORD = {"error": "error", "warning": "warning", "info": "note", "note": "note"}
 _SEVERITY_STYLE = {"error": "bold red", "warning": "bold yellow", "note": "bold cyan"}
 
 
 def diagnostic(path, line: int | None, column: int | None, severity: str,
                message: str, code: str | None = None) -> str:
     """`path:line:col: severity: message [code]` (line and column left out when unknown)."""
-    where = str(path) if path is not None else "rrsplice"
-    if line:
-        where += f":{line}:{column or 1}"
-    sev = SEVERITY_WORD.get(severity, severity)
-    return f"{where}: {sev}: {message}" + (f" [{code}]" if code else "")
+    return Diagnostic(severity, code, message, None if path is None else str(path), line,
+                      column).format()
 
 
 def print_diagnostic(path, line, column, severity, message, code=None) -> None:
-    text = diagnostic(path, line, column, severity, message, code)
+    print_diag(Diagnostic(severity, code, message, None if path is None else str(path), line,
+                          column))
+
+
+def print_diag(d: Diagnostic) -> None:
+    """`d` on stderr as `path:line:col: severity: message [code]`, the severity in colour on
+    a terminal."""
+    text = d.format()
     if stderr_is_terminal():
-        sev = SEVERITY_WORD.get(severity, severity)
+        sev = SEVERITY_WORD.get(d.severity, d.severity)
         head, _, rest = text.partition(f" {sev}: ")
         say(head + " ", styled(sev + ":", _SEVERITY_STYLE.get(sev, "bold")), " " + rest,
             err=True)

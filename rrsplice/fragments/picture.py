@@ -14,6 +14,7 @@ import zlib
 from pathlib import Path
 
 from ..infra.fsutil import write_atomic
+from ..ptx.diagnostic import register_codes
 from ..ptx.errors import RRSpliceError
 
 _COLOURS = [(0xDD, 0xEE, 0xFF), (0xFF, 0xE8, 0xCC), (0xDD, 0xF5, 0xDD), (0xF5, 0xDD, 0xF0),
@@ -24,6 +25,11 @@ MATRICES = ("A", "B", "C", "D")
 # the most cells a grid may have across or down before the default picture shows only
 # tile (0, 0) of each matrix (64 cells: 2,300 px of PNG, legible at 100 %)
 DEFAULT_MAX_CELLS = 64
+
+
+register_codes(__name__, "error", {
+    "picture": "a fragment picture that cannot be drawn (no mma shape, a tile out of "
+               "range)"})
 
 
 class PictureError(RRSpliceError):

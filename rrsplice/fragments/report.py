@@ -9,8 +9,15 @@ the scaffolded recipe's header, so every A_REGS/C_REGS/RET_REGS entry says what 
 
 from __future__ import annotations
 
+from ..ptx.diagnostic import register_codes
 from ..ptx.errors import RRSpliceError
 from .fragmap import FragMapError, phase_map
+
+register_codes(__name__, "error", {
+    "no-mma": "the function has no mma, so no fragments to place",
+    "phase-range": "`--phase` names a phase the function does not have",
+    "layout": "a phase's fragments cannot be placed in its matrices",
+})
 
 
 class FragmentsError(RRSpliceError):
@@ -24,18 +31,20 @@ def _phases(fn, fa):
 
 def module_maps(fn, fa, phase: int | None = None) -> list:
     """The PhaseMap of every phase of `fn` (or of phase `phase`, 1-based)."""
-    where = f"{getattr(fn.module, 'path', None) or fn.name}:{fn.line}:1: error: {fn.name}"
+    where = {"path": getattr(fn.module, "path", None) or fn.name, "line": fn.line, "column": 1}
     ps = _phases(fn, fa)
     if not ps:
-        raise FragmentsError(f"{where} has no mma, so no fragments to place [no-mma]")
+        raise FragmentsError(f"{fn.name} has no mma, so no fragments to place", **where,
+                             code="no-mma")
     if phase is not None:
         if not 1 <= phase <= len(ps):
-            raise FragmentsError(f"{where} has phases 1-{len(ps)}, not {phase} [phase-range]")
+            raise FragmentsError(f"{fn.name} has phases 1-{len(ps)}, not {phase}", **where,
+                                 code="phase-range")
         ps = [ps[phase - 1]]
     try:
         return [phase_map(fn, fa, p) for p in ps]
     except FragMapError as exc:
-        raise FragmentsError(f"{where}: {exc} [layout]") from None
+        raise FragmentsError(f"{fn.name}: {exc}", **where, code="layout") from None
 
 
 def _defined_before(fa, frag, first: int) -> bool:

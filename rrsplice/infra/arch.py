@@ -9,12 +9,17 @@ from __future__ import annotations
 
 import re
 
+from ..ptx.diagnostic import register_codes
 from ..ptx.errors import RRSpliceError
 
 # the SASS architectures the CUDA 12/13 assemblers generate code for (facts, not policy)
 KNOWN = (50, 52, 53, 60, 61, 62, 70, 72, 75, 80, 86, 87, 88, 89, 90, 100, 101, 103, 110,
          120, 121)
 _ARCH = re.compile(r"^sm_(\d+)([af]?)$")
+
+
+register_codes(__name__, "error", {
+    "arch": "an unknown architecture, or one older than the module's `.target`"})
 
 
 class ArchError(RRSpliceError):
@@ -47,7 +52,7 @@ def check_buildable(arch: str, target: str | None, path, option: str = "--arch")
         return
     have = arch_number(target)
     if want < have:
-        raise ArchError(f"{path}: the module's .target is {target}; ptxas cannot assemble it "
+        raise ArchError(f"the module's .target is {target}; ptxas cannot assemble it "
                         f"for {arch} (only for {target} or newer): "
                         + (f"leave --arch out to use {target}" if option == "--arch" else
-                           f"use {option} {target} or newer"))
+                           f"use {option} {target} or newer"), path=path)

@@ -45,6 +45,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from .. import __version__
+from ..ptx.diagnostic import Diagnostic, register_codes
 from ..ptx.errors import RRSpliceError
 from .fsutil import env_megabytes, replace_in_dir
 
@@ -67,6 +68,12 @@ ENTRY_NAME = re.compile(r"(?:[0-9a-f]{64}\.(?:pickle|json|seen)"
                         r"|\.[0-9a-f]{64}\.(?:pickle|json|seen)\.[0-9a-f]{12}\.tmp)\Z")
 
 
+register_codes(__name__, "error", {
+    "cache-untrusted": "the cache directory is not the user's own (a link, another owner, "
+                       "writable by others): rrsplice runs without it, and `cache clear` "
+                       "refuses"})
+
+
 class CacheError(RRSpliceError):
     """The cache cannot be cleared safely (its directory is not the user's own)."""
 
@@ -74,7 +81,7 @@ class CacheError(RRSpliceError):
 
     def __init__(self, path, message: str):
         self.path = str(path)
-        super().__init__(f"{self.path}: {message}")
+        super().__init__(message, path=path)
 
 
 def enabled() -> bool:
@@ -110,8 +117,8 @@ def _warn(path: Path, why: str) -> None:
     if key in _warned:
         return
     _warned.add(key)
-    sys.stderr.write(f"{path}: warning: cache {why}; running without the cache "
-                     "[cache-untrusted]\n")
+    sys.stderr.write(Diagnostic("warning", "cache-untrusted", f"cache {why}; running without "
+                                "the cache", str(path)).format() + "\n")
 
 
 def _open_trusted(root: Path, sub: str | None = None, *, create: bool = False,

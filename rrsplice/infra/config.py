@@ -37,7 +37,7 @@ def load_config(start: Path | None = None) -> ProjectConfig:
     try:
         data = tomllib.loads(p.read_text(encoding="utf-8"))
     except (OSError, tomllib.TOMLDecodeError) as exc:
-        raise RRSpliceError(f"{p}: cannot read [tool.rrsplice]: {exc}") from None
+        raise RRSpliceError(f"cannot read [tool.rrsplice]: {exc}", path=p) from None
     section = data.get("tool", {}).get("rrsplice", {})
     root = p.parent
 
@@ -46,7 +46,7 @@ def load_config(start: Path | None = None) -> ProjectConfig:
         if v is None:
             return None
         if not isinstance(v, str):
-            raise RRSpliceError(f"{p}: [tool.rrsplice] {key} must be a string path")
+            raise RRSpliceError(f"[tool.rrsplice] {key} must be a string path", path=p)
         return (root / os.path.expanduser(v)).resolve()
 
     return ProjectConfig(root, path_of("default_module"), path_of("corpus"))

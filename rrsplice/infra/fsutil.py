@@ -34,15 +34,31 @@ import threading
 from collections.abc import Iterable
 from pathlib import Path
 
+from ..ptx.diagnostic import Diagnostic, register_codes
 from ..ptx.errors import RRSpliceError
+
+register_codes(__name__, "error", {
+    "cannot-read": "an input cannot be read (permissions, an I/O error, a bad path)",
+    "cannot-write": "an output cannot be written there",
+    "no-such-file": "an input does not exist",
+    "not-a-file": "an input is a directory, FIFO, socket or device, not a regular file",
+    "symlink-loop": "an input's path is a symlink loop",
+    "name-too-long": "an input's file name is longer than the system allows",
+    "input-too-large": "an input is larger than the input limit (`RRSPLICE_MAX_INPUT_MB`)",
+    "output-is-input": "an output would overwrite one of the inputs",
+    "output-is-link": "an output not named on the command line is, or lies under, a symlink",
+    "untrusted-directory": "an output not named on the command line would go into a "
+                           "directory other users can write to",
+    "bad-environment": "a size limit in the environment (`RRSPLICE_*_MB`) is not a number "
+                       "of megabytes >= 0; the default is used (warning)",
+})
 
 
 class _PathError(RRSpliceError):
     def __init__(self, path, message: str, code: str):
         self.path = str(path)
         self.message = message
-        self.code = code
-        super().__init__(f"{self.path}: {message}")
+        super().__init__(message, path=path, code=code)
 
     def to_json(self) -> dict:
         return {"file": self.path, "message": self.message, "code": self.code}
@@ -94,8 +110,9 @@ def env_megabytes(name: str, default: float) -> float:
         return mb
     if name not in _env_warned:
         _env_warned.add(name)
-        sys.stderr.write(f"rrsplice: warning: {name}={raw!r} is not a finite number of "
-                         f"megabytes >= 0; using {default:g} [bad-environment]\n")
+        sys.stderr.write(Diagnostic("warning", "bad-environment", f"{name}={raw!r} is not a "
+                                    f"finite number of megabytes >= 0; using {default:g}"
+                                    ).format() + "\n")
     return default
 
 
@@ -114,26 +131,26 @@ def read_input(path, *, what: str = "file") -> bytes:
         st = os.stat(p)
     except OSError as exc:
         if exc.errno == errno.ELOOP:
-            raise InputError(p, f"symlink loop; cannot read this {what}", "symlink-loop") from None
+            raise InputError(p, f"symlink loop; cannot read this {what}", code="symlink-loop") from None
         if exc.errno == errno.ENAMETOOLONG:
-            raise InputError(p[:200] + "...", "file name too long", "name-too-long") from None
+            raise InputError(p[:200] + "...", "file name too long", code="name-too-long") from None
         if exc.errno == errno.ENOENT:
-            raise InputError(p, f"no such {what}", "no-such-file") from None
+            raise InputError(p, f"no such {what}", code="no-such-file") from None
         raise InputError(p, f"cannot read: {_reason(exc)}") from None
     except ValueError as exc:               # an embedded NUL in the name
         raise InputError(repr(p), f"not a valid path: {exc}") from None
     if stat.S_ISDIR(st.st_mode):
-        raise InputError(p, f"is a directory, expected a {what}", "not-a-file")
+        raise InputError(p, f"is a directory, expected a {what}", code="not-a-file")
     if not stat.S_ISREG(st.st_mode):
         raise InputError(p, f"not a regular file (a FIFO, socket or device); expected a {what}",
-                         "not-a-file")
+                         code="not-a-file")
     try:
         fd = os.open(p, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0))
     except OSError as exc:
         raise InputError(p, f"cannot read: {_reason(exc)}") from None
     try:
         if not stat.S_ISREG(os.fstat(fd).st_mode):   # swapped since the stat
-            raise InputError(p, "not a regular file", "not-a-file")
+            raise InputError(p, "not a regular file", code="not-a-file")
         limit = max_input_bytes()
         chunks = []
         got = 0
@@ -145,7 +162,7 @@ def read_input(path, *, what: str = "file") -> bytes:
             got += len(b)
             if got > limit:
                 raise InputError(p, f"larger than the input limit of {limit // (1024 * 1024)} MB "
-                                 f"(RRSPLICE_MAX_INPUT_MB); not read", "input-too-large")
+                                 f"(RRSPLICE_MAX_INPUT_MB); not read", code="input-too-large")
         return b"".join(chunks)
     except OSError as exc:
         raise InputError(p, f"cannot read: {_reason(exc)}") from None
@@ -179,7 +196,7 @@ def check_output(path, *, protect: Iterable = (), implicit: bool = False,
     for inp in protect:
         if inp is not None and same_file(inp, path):
             raise WriteError(shown, f"refusing to write over the input {inp}; choose another "
-                             "output", "output-is-input")
+                             "output", code="output-is-input")
     try:
         link = (implicit or no_link) and os.path.islink(shown)
     except ValueError:
@@ -187,7 +204,7 @@ def check_output(path, *, protect: Iterable = (), implicit: bool = False,
     if link:
         raise WriteError(shown, "is a symlink, and this output was not named on the command "
                          "line; refusing to write through it (name it with -o to write "
-                         "there)", "output-is-link")
+                         "there)", code="output-is-link")
 
 
 def write_atomic(path, data: bytes, *, fsync: bool = True, protect: Iterable = (),
@@ -295,7 +312,7 @@ def _replace(target: Path, data: bytes, fsync: bool, keep_mode, implicit: bool =
         if implicit and exc.errno in (errno.ELOOP, errno.ENOTDIR):
             raise WriteError(shown or target, f"its directory {target.parent} is a symlink, "
                              "and this output was not named on the command line; refusing "
-                             "to write there (name it with -o)", "output-is-link") from None
+                             "to write there (name it with -o)", code="output-is-link") from None
         raise
     try:
         if implicit:
@@ -303,7 +320,7 @@ def _replace(target: Path, data: bytes, fsync: bool, keep_mode, implicit: bool =
             if why is not None:
                 raise WriteError(shown or target, f"its directory {target.parent} is {why}; "
                                  "refusing to write an output that was not named on the "
-                                 "command line there (name it with -o)", "untrusted-directory")
+                                 "command line there (name it with -o)", code="untrusted-directory")
         _replace_at(dfd, target.name, data, fsync, keep_mode, implicit or no_link)
     finally:
         os.close(dfd)

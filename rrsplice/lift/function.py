@@ -49,8 +49,8 @@ def lift_function(fn, path: str, sections: dict | None = None, mma_hook=None,
     for p in fn.params:
         cls = class_of(p.type)
         if cls is None or p.dims:
-            raise LiftError(f"{path}:{p.line}:1: error: parameter {p.name} ({p.type}) is not "
-                            "a scalar the body can take [lift-unsupported]")
+            raise LiftError(f"parameter {p.name} ({p.type}) is not a scalar the body can take",
+                            path=path, line=p.line, column=1, code="lift-unsupported")
         cname = names.param(p.name)
         params[p.name] = (cname, cls)
         sig.append(f"{C_TYPES[cls]} {cname}")

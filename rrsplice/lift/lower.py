@@ -13,6 +13,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import NoReturn
 
+from ..ptx.diagnostic import register_codes
 from ..ptx.errors import RRSpliceError
 from ..ptx.isa import TYPES
 from ..ptx.model import Address, Imm, Negated, ParenList, PredPair, Reg, Sink, Symbol, Vector
@@ -22,6 +23,10 @@ from .semantics import C_TYPES, lookup
 
 _SHFL_MODES = {"up": 0, "down": 1, "bfly": 2, "idx": 3}
 _MMA_FORM = "mma.sync.m16n8k32.row.col.f16.e4m3.e4m3.f16"
+
+
+register_codes(__name__, "error", {
+    "lift-unsupported": "a statement (or parameter) of the region has no C++ lowering"})
 
 
 class LiftError(RRSpliceError):
@@ -42,18 +47,21 @@ class Context:
     calls: dict = field(default_factory=dict)  # callee -> prototype
     module: object = None
     mma_hook: Callable | None = None       # staging: replaces the mma lowering
-    locate: Callable | None = None         # statement -> "path:line:col"
+    locate: Callable | None = None         # statement -> (path, line, column, context)
 
 
-def where(ctx: Context, st) -> str:
+def where(ctx: Context, st) -> tuple:
+    """(path, line, column, context) of `st` in the file the user reads; `context` says
+    where that is when not in the module (`" in the outlined callee"`), else ""."""
     if ctx.locate is not None:
         return ctx.locate(st)
-    return f"{ctx.path}:{st.line}:{st.column}"
+    return ctx.path, st.line, st.column, ""
 
 
 def refuse(ctx: Context, st, why: str) -> NoReturn:
-    raise LiftError(f"{where(ctx, st)}: error: cannot lift `{st.text.strip()}` "
-                    f"({st.view.form}): {why} [lift-unsupported]")
+    path, line, column, context = where(ctx, st)
+    raise LiftError(f"cannot lift `{st.text.strip()}` ({st.view.form}){context}: {why}",
+                    path=path, line=line, column=column, code="lift-unsupported")
 
 
 # ---------------------------------------------------------------- operands

@@ -56,8 +56,8 @@ def _outline(recipe_path, corpus):
     from ..workflow.recipe import load_recipe
     rec = load_recipe(recipe_path)
     if rec.cut_call is None or rec.call is None or rec.extern is None:
-        raise OutlineError(f"{rec.path}: `body new --staging` needs a cut_call recipe (cut_call, "
-                           f"call, extern); this one is a {rec.form!r} recipe")
+        raise OutlineError("`body new --staging` needs a cut_call recipe (cut_call, "
+                           f"call, extern); this one is a {rec.form!r} recipe", path=rec.path)
     module, fn, path = original(rec, corpus)
     first, end = rec.cut_call
     rng = lines_to_range(fn, first, end - 1)
@@ -179,8 +179,8 @@ def lift_region(recipe_path, staging: str = "registers", corpus=None) -> RegionB
         from ..fragments.fragmap import phase_map
         inside = [p for p in phases if out.region[0] <= p.first and p.last <= out.region[1]]
         if not inside:
-            raise LiftError(f"{rec.path}: `--staging image` needs a phase inside the cut "
-                            "(the region holds no mma)")
+            raise LiftError("`--staging image` needs a phase inside the cut "
+                            "(the region holds no mma)", path=rec.path)
         frag_of, mma_phase, layouts = {}, {}, None
         shift = offset - out.region[0]
         lda = max(p.k for p in inside)
@@ -205,13 +205,13 @@ def lift_region(recipe_path, staging: str = "registers", corpus=None) -> RegionB
     first, last = out.region
     shift = offset - first
 
-    def locate(st) -> str:
+    def locate(st) -> tuple:
         """A body statement's place: the original statement's for the region's."""
         i = st.index - shift
         if first <= i <= last:
             o = ofn.statements[i - 1]
-            return f"{mpath}:{o.line}:{o.column}"
-        return f"{body_name}:{st.line}:{st.column} (the outlined callee)"
+            return mpath, o.line, o.column, ""
+        return body_name, st.line, st.column, " in the outlined callee"
     lifted = lift_function(bfn, body_name, sections, mma_hook=hook, module=bmod,
                            extra_top=extra_top, locate=locate,
                            on_defs=hook.defined if hook is not None else None)

@@ -16,8 +16,8 @@ def outline_recipe(recipe_path, corpus=None, analysis=None):
     from ..workflow.recipe import load_recipe, resolve_module
     rec = load_recipe(recipe_path)
     if rec.cut_call is None or rec.call is None or rec.extern is None:
-        raise OutlineError(f"{rec.path}: outline needs a cut_call recipe (cut_call, call, "
-                           f"extern); this one is a {rec.form!r} recipe")
+        raise OutlineError("outline needs a cut_call recipe (cut_call, call, "
+                           f"extern); this one is a {rec.form!r} recipe", path=rec.path)
     path, note = resolve_module(rec, corpus)
     module = parse(path)
     fn = recipe_function(module, rec)

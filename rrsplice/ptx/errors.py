@@ -3,43 +3,43 @@ without a traceback; parse failures carry an exact source position."""
 
 from __future__ import annotations
 
-import re
+from .diagnostic import Diagnostic
 
 
 class RRSpliceError(Exception):
-    """Base of every error rrsplice reports to a user (CLI exit code 2)."""
+    """Base of every error rrsplice reports to a user (CLI exit code 2). It carries a
+    :class:`Diagnostic`: the message, and the file, line and column it is about as fields,
+    so the command line prints `path:line:col: error: message [code]` without reading them
+    back out of the text."""
 
     exit_code = 2
     code: str | None = None     # a stable name for the kind of error, shown as [code]
+
+    def __init__(self, message: str = "", *, path=None, line: int | None = None,
+                 column: int | None = None, code: str | None = None, notes=()):
+        if code is not None:
+            self.code = code
+        self.diag = Diagnostic("error", self.code, message,
+                               None if path is None else str(path), line, column,
+                               notes=tuple(notes))
+        super().__init__(self._text())
+
+    def _text(self) -> str:
+        """The error as text (`str()`): the whole diagnostic when it has a line, else
+        `path: message` (or only the message), then the notes."""
+        d = self.diag
+        if d.path and d.line:
+            return d.format()
+        head = f"{d.path}: {d.message}" if d.path else d.message
+        return "\n".join((head, *d.notes))
 
     def render(self) -> str:
         return str(self)
 
     def diagnostic(self) -> str:
-        """The error as a compiler-style line, `path[:line:col]: error: message [code]`.
-
-        The path is the file the error is about: `.file`/`.path` when the error carries one,
-        else a leading `something.ptx: ` / `.py` / `.toml` of the message.
-        """
-        text = self.render()
-        if _DIAGNOSTIC.match(text):
-            return text
-        path = getattr(self, "file", None) or getattr(self, "path", None)
-        line, column = getattr(self, "line", None), getattr(self, "column", None)
-        if path and text.startswith(f"{path}: "):
-            text = text[len(str(path)) + 2:]
-        elif not path:
-            m = _LEADING_PATH.match(text)
-            if m:
-                path, text = m.group(1), m.group(2)
-        where = str(path) if path else "rrsplice"
-        if path and line:
-            where += f":{line}:{column or 1}"
-        return f"{where}: error: {text}" + (f" [{self.code}]" if self.code else "")
-
-
-_DIAGNOSTIC = re.compile(r"^\S[^\n]*?(?::\d+:\d+)?: (?:error|warning|note): ")
-_LEADING_PATH = re.compile(r"^(\S+?\.(?:ptx|py|toml)): (.*)$", re.S)
+        """The error as a compiler-style line, `path[:line:col]: error: message [code]`
+        (`rrsplice` in place of a path when the error is about no file), then its notes."""
+        return self.diag.format()
 
 
 class ParseError(RRSpliceError):
@@ -54,13 +54,14 @@ class ParseError(RRSpliceError):
         self.column = column
         self.line_text = line_text
         self.expected = sorted(set(expected or []))
-        super().__init__(self.render())
+        super().__init__(message, path=file, line=line, column=column, notes=self._excerpt())
 
-    def render(self) -> str:
+    def _excerpt(self) -> list[str]:
+        """The offending line with a caret under the column, and what was expected."""
         text = self.line_text.rstrip("\r\n")
         shown = text if len(text) <= 200 else _window(text, self.column)
         caret_col = self.column if len(text) <= 200 else min(self.column, 100)
-        out = [f"{self.file}:{self.line}:{self.column}: error: {self.message}"]
+        out = []
         if text or self.line_text == "":
             gutter = f"{self.line:>6} | "
             out.append(gutter + shown.replace("\t", " "))
@@ -68,7 +69,7 @@ class ParseError(RRSpliceError):
         if self.expected:
             out.append("expected: " + ", ".join(self.expected[:12])
                        + (" ..." if len(self.expected) > 12 else ""))
-        return "\n".join(out)
+        return out
 
     def to_json(self) -> dict:
         return {"file": self.file, "line": self.line, "column": self.column,

@@ -26,18 +26,18 @@ def select_function(module: Module, entry: str | None = None) -> tuple[Function,
             if f.name == entry:
                 return f, None
         names = ", ".join(f.name for f in bodies) or "none"
-        raise SelectionError(f"{where}: no function named {entry!r} with a body "
-                             f"(functions with bodies: {names})")
+        raise SelectionError(f"no function named {entry!r} with a body "
+                             f"(functions with bodies: {names})", path=where)
     if len(bodies) == 1:
         return bodies[0], None
     entries = [f for f in bodies if f.is_entry]
     if len(entries) == 1:
         return entries[0], f"using {entries[0].name}, the only .entry with a body"
     if not bodies:
-        raise SelectionError(f"{where}: no function with a body")
+        raise SelectionError("no function with a body", path=where)
     cands = ", ".join(f.name for f in (entries or bodies))
-    raise SelectionError(f"{where}: several functions; name one with --entry "
-                         f"(candidates: {cands})")
+    raise SelectionError("several functions; name one with --entry "
+                         f"(candidates: {cands})", path=where)
 
 
 @dataclass(frozen=True)

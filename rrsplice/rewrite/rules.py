@@ -39,19 +39,10 @@ class Replacement:
 
 
 @dataclass
-class Issue:
-    """A finding of a rule: severity, code, message, where."""
-    severity: str
-    code: str
-    message: str
-    statement: Statement | None = None
-
-
-@dataclass
 class RewritePlan:
     replacements: list = field(default_factory=list)
     declarations: dict = field(default_factory=dict)     # name -> declaration text
-    issues: list = field(default_factory=list)
+    issues: list = field(default_factory=list)           # Diagnostic, one per refusal
     skipped: list = field(default_factory=list)          # (kind, statement, why)
     functions: list = field(default_factory=list)        # the functions the rules ran over
     # (replacement, extern text) of every replacement a recipe's own rule wrote: its text

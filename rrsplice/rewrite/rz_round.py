@@ -16,9 +16,10 @@ default rounding mode::
 from __future__ import annotations
 
 from ..analysis.semantics import def_use
+from ..ptx.diagnostic import Diagnostic, at
 from ..ptx.model import Function, Reg
 from .operand_facts import HALF, float_bits
-from .rules import Issue, Replacement, RewritePlan, Rule
+from .rules import Replacement, RewritePlan, Rule
 
 SEQUENCE = ("{{ .reg .f32 %rzr_t, %rzr_u; .reg .pred %rzr_p; "
             "cvt.rzi.f32.f32 %rzr_t, {x}; sub.f32 %rzr_u, {x}, %rzr_t; "
@@ -59,7 +60,7 @@ class RzRoundRule(Rule):
         where = f"{add.sid} `{' '.join(add.text.split())}`"
 
         def bad(msg, st=add):
-            plan.issues.append(Issue("error", "rewrite-round", f"{where}: {msg}", st))
+            plan.issues.append(Diagnostic("error", "rewrite-round", f"{where}: {msg}", **at(st)))
             return None
         ops = add.operands
         if add.guard is not None or len(ops) != 3 or not all(isinstance(o, Reg) for o in ops):

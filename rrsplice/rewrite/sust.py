@@ -13,11 +13,12 @@ users' (the native side defines them); the shapes are a table, not code
 
 from __future__ import annotations
 
+from ..ptx.diagnostic import Diagnostic, at
 from ..ptx.isa import TYPES
 from ..ptx.model import Address, Function, Reg, Vector
 from ..workflow.recipe import SUST_KINDS, SustKind
 from .operand_facts import fits
-from .rules import Issue, Replacement, RewritePlan, Rule
+from .rules import Replacement, RewritePlan, Rule
 
 _BY_OPCODE = {k.opcode: name for name, k in SUST_KINDS.items()}
 
@@ -80,10 +81,10 @@ class SustRule(Rule):
     def _arguments(self, fn, st, kind: SustKind, plan: RewritePlan):
         """[S, X, Y, values...] as text, or None after recording why not."""
         def bad(msg):
-            plan.issues.append(Issue("error", "rewrite-operand",
-                                     f"{st.sid} `{' '.join(st.text.split())}`: {msg}; "
-                                     f"{kind.helper} takes (" + ", ".join(
-                                         t for t, _ in signature(kind)) + ")", st))
+            plan.issues.append(Diagnostic("error", "rewrite-operand",
+                                          f"{st.sid} `{' '.join(st.text.split())}`: {msg}; "
+                                          f"{kind.helper} takes (" + ", ".join(
+                                              t for t, _ in signature(kind)) + ")", **at(st)))
             return None
         ops = st.operands
         if len(ops) != 2 or not isinstance(ops[0], Address) or not isinstance(ops[1], Vector):

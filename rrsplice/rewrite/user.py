@@ -10,10 +10,11 @@
 
 from __future__ import annotations
 
+from ..ptx.diagnostic import Diagnostic, at
 from ..ptx.model import Function
 from ..workflow.recipe import RecipeError, call_user
 from ..workflow.recipe_process import ProcessFailure, RemoteFunction
-from .rules import Issue, Replacement, RewritePlan, Rule
+from .rules import Replacement, RewritePlan, Rule
 
 
 class UserRule(Rule):
@@ -39,11 +40,13 @@ class UserRule(Rule):
             todo.append((st, ops, guard))
         for (st, _ops, _guard), (text, error) in zip(todo, self._texts(todo), strict=False):
             if error is not None:
-                plan.issues.append(Issue("error", "rewrite-rule", f"{st.sid}: {error}", st))
+                plan.issues.append(Diagnostic("error", "rewrite-rule", f"{st.sid}: {error}",
+                                              **at(st)))
                 continue
             if not isinstance(text, str) or "\n" in text.strip("\n"):
-                plan.issues.append(Issue("error", "rewrite-rule", f"{st.sid}: rule "
-                                         f"{self.name!r} must produce one line of text", st))
+                plan.issues.append(Diagnostic("error", "rewrite-rule", f"{st.sid}: rule "
+                                              f"{self.name!r} must produce one line of text",
+                                              **at(st)))
                 continue
             lead = st.text[:len(st.text) - len(st.text.lstrip())]
             rep = Replacement(self.name, st, lead + text.strip("\n"), fn)

@@ -21,6 +21,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from ..ptx.diagnostic import Diagnostic
 from ..ptx.errors import RRSpliceError
 from .recipe import Recipe, load_recipe, matches_family, resolve_module
 
@@ -56,8 +57,8 @@ def family_targets(rec: Recipe, directory: Path, *, warn: bool = False
         except InputError as exc:
             if warn:
                 import sys
-                sys.stderr.write(f"{exc.path}: warning: {exc.message}; skipped "
-                                 f"[{exc.code}]\n")
+                sys.stderr.write(Diagnostic("warning", exc.code, f"{exc.message}; skipped",
+                                            exc.path).format() + "\n")
             continue
         for m in _ENTRY.finditer(data):
             name = m.group(1).decode()
@@ -117,7 +118,7 @@ def apply_family(recipe_path, directory, *, out=None, jobs: int | None = None,
     rec = load_recipe(recipe_path, debug=debug)
     directory = Path(directory)
     if not directory.is_dir():
-        raise RRSpliceError(f"{directory}: not a directory")
+        raise RRSpliceError("not a directory", path=directory)
     if out is not None:
         Path(out).mkdir(parents=True, exist_ok=True)
     targets = family_targets(rec, directory, warn=True)

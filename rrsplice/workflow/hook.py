@@ -50,12 +50,22 @@ __all__ = ["HookError", "apply_family_recipe", "apply_recipe", "kernel_recipe",
 class HookError(RRSpliceError):
     """Any failure of :func:`apply_recipe`; ``kind`` says which step failed."""
 
-    def __init__(self, kind: str, message: str, *, recipe=None, report=None, cause=None):
+    def __init__(self, kind: str, message: str, *, recipe=None, report=None, cause=None,
+                 path=None):
         self.kind = kind
         self.recipe = recipe
         self.report = report
         self.cause = cause
-        super().__init__(message)
+        self._as_cause = isinstance(cause, RRSpliceError) and message == str(cause)
+        if isinstance(cause, RRSpliceError) and self._as_cause:
+            d = cause.diag                # the step's own error: its place and code
+            super().__init__(d.message, path=d.path, line=d.line, column=d.column,
+                             code=cause.code, notes=d.notes)
+        else:
+            super().__init__(message, path=path)
+
+    def _text(self) -> str:
+        return str(self.cause) if self._as_cause else super()._text()
 
     def to_json(self) -> dict:
         return {"kind": self.kind, "recipe": str(self.recipe) if self.recipe else None,
@@ -89,8 +99,8 @@ def apply_recipe(recipe_path, corpus=None, out=None, *, stage: str | None = None
         raise HookError("apply", str(exc), recipe=recipe_path, cause=exc) from None
     bad = [a for a in res.assembled if not a.ok]
     if bad:
-        raise HookError("ptxas", f"{res.output} does not assemble for "
-                        + ", ".join(a.arch for a in bad) + ":\n" + bad[0].log.strip()[-2000:],
+        raise HookError("ptxas", "does not assemble for " + ", ".join(a.arch for a in bad)
+                        + ":\n" + bad[0].log.strip()[-2000:], path=res.output,
                         recipe=recipe_path, report=res.report)
     assert res.output is not None  # apply() wrote the module
     return res.output

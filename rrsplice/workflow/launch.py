@@ -24,6 +24,7 @@ import struct
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from ..ptx.diagnostic import location, register_codes
 from ..ptx.errors import RRSpliceError
 
 FORMAT = "rrsplice-launch/1"
@@ -36,14 +37,24 @@ OBJECTS = ("buffer", "texture", "surface")
 ROLES = ("input", "output", "inout")
 
 
+register_codes(__name__, "error", {
+    "launch": "a launch description that cannot be read or used (not JSON, a bad key or "
+              "value, overlapping parameters)"})
+
+
 class LaunchError(RRSpliceError):
     """A launch description that cannot be used; names the file and the key."""
 
     code = "launch"
 
-    def __init__(self, path, message: str):
+    def __init__(self, path, message: str, *, line: int | None = None,
+                 column: int | None = None):
         self.path = str(path)
-        super().__init__(f"{path}: {message}")
+        super().__init__(message, path=path, line=line, column=column)
+
+    def _text(self) -> str:
+        d = self.diag
+        return f"{location(d.path, d.line, d.column)}: {d.message}"
 
 
 @dataclass
@@ -113,7 +124,8 @@ def load_launch(path) -> Launch:
     except UnicodeDecodeError as exc:
         raise LaunchError(path, f"not UTF-8 text (byte {exc.start})") from None
     except json.JSONDecodeError as exc:
-        raise LaunchError(f"{path}:{exc.lineno}:{exc.colno}", f"not JSON: {exc.msg}") from None
+        raise LaunchError(path, f"not JSON: {exc.msg}", line=exc.lineno,
+                          column=exc.colno) from None
     return parse_launch(desc, path)
 
 

@@ -246,7 +246,7 @@ def plan_port(recipe, to: str, *, out=None, corpus=None, force: bool = False,
     ma = load_module(ref_path)
     mod_path, entry = _split_to(to)
     if not mod_path.is_file():
-        raise PortError(f"{mod_path}: no such module")
+        raise PortError("no such module", path=mod_path)
     mb = load_module(mod_path)
     fb = _target_function(mb, entry, rec, mod_path)
     fa = _reference_function(rec, ma, ref_path)
@@ -280,13 +280,13 @@ def plan_port(recipe, to: str, *, out=None, corpus=None, force: bool = False,
 
 def _check_portable(rec: Recipe) -> None:
     if rec.form not in PORTABLE_FORMS:
-        raise PortError(f"{rec.path}: the {rec.form} form cannot be ported")
+        raise PortError(f"the {rec.form} form cannot be ported", path=rec.path)
     if rec.form == "debug" and callable(rec.debug_block):
-        raise PortError(f"{rec.path}: debug_block is a function; its text cannot be "
-                        "rewritten (port the cut form, or give the block as text)")
+        raise PortError("debug_block is a function; its text cannot be "
+                        "rewritten (port the cut form, or give the block as text)", path=rec.path)
     if any(callable(r["replace"]) for r in rec.rewrites):
-        raise PortError(f"{rec.path}: a rewrite rule's replace= is a function; only "
-                        "templates can be ported")
+        raise PortError("a rewrite rule's replace= is a function; only "
+                        "templates can be ported", path=rec.path)
 
 
 def _reference_function(rec: Recipe, ma: Module, ref_path: Path) -> Function:
@@ -299,8 +299,8 @@ def _reference_function(rec: Recipe, ma: Module, ref_path: Path) -> Function:
     else:
         fa = rec.entry_function(ma)
     if fa is None:
-        raise PortError(f"{rec.path}: cannot tell which function of {ref_path.name} the "
-                        "recipe acts on")
+        raise PortError(f"cannot tell which function of {ref_path.name} the "
+                        "recipe acts on", path=rec.path)
     return fa
 
 
@@ -318,7 +318,7 @@ def _aligned_region(rec: Recipe, fa: Function, fb: Function, al) -> tuple:
     try:
         rng = lines_to_range(fa, *lines)
     except SelectionError as exc:
-        raise PortError(f"{rec.path}: {exc}") from None
+        raise PortError(str(exc), path=rec.path) from None
     got = al.region(rng.first, rng.last)
     if isinstance(got, Disagreement):
         raise PortError(f"cannot port {rec.path.name} to {fb.name}: " + got.render(fa, fb))

@@ -53,6 +53,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from ..ptx.diagnostic import register_codes
 from ..ptx.errors import RRSpliceError
 from ..ptx.model import Function, Module
 from ..ptx.select import named_function
@@ -108,8 +109,7 @@ class RecipeError(RRSpliceError):
         self.path = str(path)
         self.key = key
         self.message = message
-        where = f"{self.path}: " + (f"key {key!r}: " if key else "")
-        super().__init__(where + message)
+        super().__init__((f"key {key!r}: " if key else "") + message, path=path)
 
     def to_json(self) -> dict:
         return {"recipe": self.path, "key": self.key, "message": self.message}
@@ -617,6 +617,10 @@ def corpus_dirs(corpus=None, start: Path | None = None) -> list[tuple[Path, str]
     add(USER_CORPUS, str(USER_CORPUS))
     add(BUNDLED_CORPUS, "the bundled corpus_fixtures/")
     return out
+
+
+register_codes(__name__, "error", {
+    "corpus": "`--corpus DIR` or `$RRSPLICE_CORPUS` names no directory"})
 
 
 class CorpusNotFound(RRSpliceError):

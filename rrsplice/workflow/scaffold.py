@@ -163,7 +163,7 @@ def write_checked(path: Path, render, module: Path, measure, *, implicit: bool =
     from ..infra.fsutil import WriteError, same_file, write_atomic
     if same_file(module, path):
         raise WriteError(str(path), f"refusing to write over the input {module}; choose "
-                         "another output", "output-is-input")
+                         "another output", code="output-is-input")
     with tempfile.TemporaryDirectory(prefix="rrsplice-new-") as tmp:
         trial = Path(tmp) / path.name
         trial.write_text(render(trial), encoding="utf-8")

@@ -211,9 +211,11 @@ def apply(recipe, *, corpus=None, out=None, stage: str | None = None,
         if dest.is_dir():
             dest = dest / default_output(Path(path), rec, stage).name
     if same_file(Path(path), dest):
-        raise ApplyError(f"refusing to write over the input module {path}; choose another -o")
+        raise ApplyError(f"refusing to write over the input module {path}; choose another -o",
+                         path=dest, code="output-is-input")
     if same_file(rec.path, dest):
-        raise ApplyError(f"refusing to write over the recipe {rec.path}; choose another -o")
+        raise ApplyError(f"refusing to write over the recipe {rec.path}; choose another -o",
+                         path=dest, code="output-is-input")
     try:
         parse_bytes(data, str(dest))
     except ParseError as exc:

@@ -135,7 +135,7 @@ def plan_stage(recipe, *, at: str | None = None, line: int | None = None,
     m = load_module(mpath)
     fn = rec.entry_function(m)
     if fn is None:
-        raise StageError(f"{mpath}: cannot tell which function {path.name} is for")
+        raise StageError(f"cannot tell which function {path.name} is for", path=mpath)
     reg_list = _split_regs(regs) if isinstance(regs, str) else list(regs or [])
     line, default = _stage_point(m, fn, rec.layer, at=at, line=line, phase=phase,
                                  reg_list=reg_list)

@@ -185,8 +185,8 @@ def prepare(recipe, corpus=None, *, check: bool = True, any_module: bool = False
 
     rec = recipe if isinstance(recipe, Recipe) else load_recipe(recipe)
     if rec.form not in ("cut_call",) and rec.cut_call is None:
-        raise VerifyError(f"{rec.path}: verify needs a recipe that cuts a region into a call "
-                          f"(cut_call, call, extern); this one is a {rec.form!r} recipe")
+        raise VerifyError("verify needs a recipe that cuts a region into a call "
+                          f"(cut_call, call, extern); this one is a {rec.form!r} recipe", path=rec.path)
     path, note = resolve_module(rec, corpus, any_module=any_module)
     module = load_module(path)
     report = check_recipe(rec, module_path=path, module=module)
@@ -228,12 +228,12 @@ def verify(recipe, arch: str | None = None, *, corpus=None, optimize: bool = Fal
         rec, path, patched, body, report = prepare(recipe, corpus, check=check,
                                                    any_module=any_module)
     except OutlineError as exc:
-        raise VerifyError(f"{recipe}: cannot outline the region: {exc}") from None
+        raise VerifyError(f"cannot outline the region: {exc}", path=recipe) from None
     t = report.target
     target = module_arch(t.module)
     if arch is None:
         if target is None:
-            raise VerifyError(f"{path}: the module has no .target sm_XX; give --arch")
+            raise VerifyError("the module has no .target sm_XX; give --arch", path=path)
         arch = target
     check_buildable(arch, target, path)
     res = VerifyResult(recipe=str(rec.path), module=str(path), arch=arch, optimize=optimize,
