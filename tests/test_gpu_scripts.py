@@ -122,7 +122,27 @@ def test_unwritten_bytes_show_by_their_poison():
     b = {"plane_out": np.full(n * 16, 0x5A, np.uint8)}       # neither did the spliced one
     per = gd.compare_outputs(a, a2, b, DESCS["tiny"])["plane_out"]
     assert per["unwritten_original"] == n * 16 and per["unwritten_spliced"] == n * 16
-    assert per["original_repeat_mismatches"] == n * 16 and per["mismatches"] == n * 16
+    # bytes the original never writes are not compared as values: nothing was written, so
+    # nothing differs, and `written_original` 0 tells the caller the comparison was empty
+    assert per["original_repeat_mismatches"] == 0 and per["mismatches"] == 0
+    assert per["written_original"] == 0
+    # a kernel that writes part of an output (one pixel in 16, as the dec stand-ins'
+    # surface) is compared on what the original writes, and a write where it wrote
+    # nothing, or a byte it wrote that the spliced kernel leaves, is a mismatch
+    part = np.zeros(n * 16, bool)
+    part[::16] = True
+    a = {"plane_out": np.where(part, 7, 0xA5).astype(np.uint8)}
+    a2 = {"plane_out": np.where(part, 7, 0x3C).astype(np.uint8)}
+    b = {"plane_out": np.where(part, 7, 0x5A).astype(np.uint8)}
+    per = gd.compare_outputs(a, a2, copy.deepcopy(b), DESCS["tiny"])["plane_out"]
+    assert per["mismatches"] == 0 and per["written_original"] == n
+    b2 = copy.deepcopy(b)
+    b2["plane_out"][1] = 9          # written where the original wrote nothing
+    b2["plane_out"][16] = 0x5A      # left where the original wrote
+    per = gd.compare_outputs(a, a2, b2, DESCS["tiny"])["plane_out"]
+    assert per["mismatches"] == 2
+    a2["plane_out"][32] = 8         # the original disagrees with itself on a written byte
+    assert gd.compare_outputs(a, a2, b, DESCS["tiny"])["plane_out"]["original_repeat_mismatches"] == 1
     # a byte both kernels really wrote as 0x5A is not counted as unwritten
     a = {"plane_out": np.full(4, 0x5A, np.uint8)}
     per = gd.compare_outputs(a, copy.deepcopy(a), copy.deepcopy(a), DESCS["tiny"])
