@@ -393,10 +393,15 @@ def test_wmma_body_compiles_for_gfx1201_without_permutes(tiny_p1, tmp_path):
 def test_images_that_do_not_fit_in_lds_are_refused(tiny_p1):
     from rrsplice.body.wmma import LDS_LIMIT, lds_bytes
     plan = plan_body(tiny_p1)
-    assert lds_bytes(plan) == 4 * (16 * 128 + 2 * 16 * 32) == 12288   # A in the scratch slots
+    # per warp: the B image (16 x 128 e4m3) and the f32 C seed image (32 x 16) that the f16
+    # D image overlays; the A image in the scratch slots
+    assert lds_bytes(plan) == 4 * (16 * 128 + 4 * 16 * 32) == 16384
+    assert lds_bytes(plan, a_in_scratch=False) == 16384 + 4 * 32 * 128
+    assert lds_bytes(plan, b_direct=True) == 4 * 4 * 16 * 32
+    assert wmma_program(plan).slots is None      # A out of the slots would cost occupancy
     plan.warps = 32                              # a kernel without .maxntid: 1024 threads
     assert lds_bytes(plan) > LDS_LIMIT
-    with pytest.raises(BodyError, match=r"98304 bytes of LDS for 32 warps"):
+    with pytest.raises(BodyError, match=r"131072 bytes of LDS for 32 warps"):
         wmma_program(plan)
 
 
