@@ -211,6 +211,11 @@ def plan_body(recipe, corpus=None, loads: bool = False) -> BodyPlan:
                 return live_loaded[r]
             if r in reg_arg:
                 return reg_arg[r]
+            if loads:
+                got = _reload(rec, fa, stmts, rng, reg_arg, args, pm.b + pm.c, taken, mma.index,
+                              r, region_loads, loaded)
+                if got is not None:
+                    return got
             raise BodyError(f"{rec.path}: s{mma.index} reads {what} register {r}, which is "
                             "neither passed nor written by an earlier mma of the region")
         steps.append(Step(f"s{mma.index}", mma.line, m0, k0,
@@ -272,7 +277,7 @@ def _region_loads(rec, stmts, rng, reg_arg, args, frags, taken) -> tuple:
     loads, loaded = [], {}
     by_load = {(f.reg, f.source.load): f for f in frags if f.source is not None}
     written = set()
-    for i in range(rng.first, rng.last + 1):
+    for i in (rng if isinstance(rng, range) else range(rng.first, rng.last + 1)):
         st = stmts[i - 1]
         if st.base != "ld":
             continue
@@ -301,6 +306,33 @@ def _region_loads(rec, stmts, rng, reg_arg, args, frags, taken) -> tuple:
         loads.append(Load(st.sid, st.line, i, arg.name, addr.offset or 0,
                           tuple(r.name for r in items), tuple(names), st.text.strip()))
     return loads, loaded
+
+
+def _reload(rec, fa, stmts, rng, reg_arg, args, frags, taken, at, reg, loads, loaded):
+    """The local of `reg` (read at statement `at`) when the call does not pass it but its
+    value is a fragment load before the region from an address the call passes unchanged
+    (what `recipe new` leaves for the body to reload): that load becomes one of the body's
+    own (added to `loads` once). None when it is not such a load."""
+    from ..analysis.laneaddr import weight_load
+    src = weight_load(fa, at, reg)
+    if src is None or src.load >= rng.first:
+        return None
+    st = stmts[src.load - 1]
+    if not _fragment_load(st):
+        return None
+    base = st.operands[1].base.name
+    if base not in reg_arg or set(fa.reaching_defs(src.load, base)) != \
+            set(fa.reaching_defs(rng.first, base)):
+        return None
+    ld = next((x for x in loads if x.index == src.load), None)
+    if ld is None:
+        new, got = _region_loads(rec, stmts, range(src.load, src.load + 1), reg_arg, args,
+                                 frags, taken)
+        ld = new[0]
+        loads.append(ld)
+        loads.sort(key=lambda x: x.index)
+        loaded.update(got)
+    return dict(zip(ld.dsts, ld.names, strict=True)).get(reg)
 
 
 def _unsupported(rec, mma):
