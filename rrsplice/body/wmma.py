@@ -48,6 +48,8 @@ class Block:
     n0: int
     b_stage: list = field(default_factory=list)   # (arg name, k0, n local, reg index)
     c_stage: list = field(default_factory=list)   # (arg name, m0, n local, reg index)
+    c_rows: int = 0          # rows of the seed image: M, or 8 where every row block of
+    #                          each n8 half is seeded by one register (a bias row)
     reads: list = field(default_factory=list)     # (ret index, m0, n local, reg index)
     pairs: list = field(default_factory=list)     # Pair
 
@@ -155,6 +157,16 @@ def wmma_program(plan: BodyPlan) -> WmmaProgram:
                     blk.b_stage.append((b, s.k0, n0 % 16, j))
         for j, c in enumerate(steps[0].c):
             blk.c_stage.append((c, m0, n0 % 16, j))
+    for blk in blocks:
+        halves = {}
+        for name, _m0, nl, _j in blk.c_stage:
+            halves.setdefault(nl, set()).add(name)
+        if all(len(v) == 1 for v in halves.values()):
+            # every row of the block's seeds is the same per lane: stage eight rows once
+            blk.c_stage = [(v.pop(), 0, nl, 0) for nl, v in sorted(halves.items())]
+            blk.c_rows = 8
+        else:
+            blk.c_rows = p.m
     for i, r in enumerate(p.rets):
         var, _, j = r.expr.partition("[")
         if var not in final:
@@ -344,6 +356,11 @@ RR_FI rr_acc8 rr_wmma_load_c(const rr_accf *cs, int m, int lane, int m0)
 {
     return *(const rr_acc8 *)__builtin_assume_aligned(cs + (@C_COL@) * m + m0 + @C_ROW@,
                                                       sizeof(rr_acc8) / 2);
+}
+/* the same for a seed image of eight rows (every row block seeded by one register) */
+RR_FI rr_acc8 rr_wmma_load_c8(const rr_accf *cs, int lane)
+{
+    return *(const rr_acc8 *)__builtin_assume_aligned(cs + (@C_COL@) * 8, sizeof(rr_acc8) / 2);
 }
 /* a tile's D, rounded to f16, into the block's row-major f16 D image (16 columns) */
 RR_FI void rr_wmma_store_d(rr_u16 *dimg, int lane, int m0, rr_acc8 d)
@@ -547,7 +564,13 @@ def render_wmma_body(plan: BodyPlan, lang: str) -> str:
         for name, k0, nl, j in blk.b_stage:
             out.append(f"    rr_stage_b(bimg, {lda}, lane, {k0}, {nl}, {j}, {name});")
         for name, m0, nl, j in blk.c_stage:
-            out.append(f"    rr_stage_c(cs, {p.m}, lane, {m0}, {nl}, {j}, {name});")
+            out.append(f"    rr_stage_c(cs, {blk.c_rows}, lane, {m0}, {nl}, {j}, {name});"
+                       + ("   /* every row block of these columns */" if blk.c_rows == 8
+                          and p.m > 8 else ""))
+
+        def seeds(m0, blk=blk):
+            return ("rr_wmma_load_c8(cs, lane)" if blk.c_rows == 8 else
+                    f"rr_wmma_load_c(cs, {p.m}, lane, {m0})")
         out.append("    rr_syncwarp();")
         if direct:
             for kb in range(2 * ks):
@@ -564,13 +587,13 @@ def render_wmma_body(plan: BodyPlan, lang: str) -> str:
                 regs = sorted(p.rets[i].reg for i, r0, _, _ in blk.reads if r0 == m0)
                 out.append(f"    rr_wmma_store_d_slots(dslot + {slots.base[(m0, blk.n0)]}u, "
                            f"{4 * p.stride}u, rr_wmma_tile(img, {lda}, bop, "
-                           f"rr_wmma_load_c(cs, {p.m}, lane, {m0}), lane, {m0}, {ks}));   "
+                           f"{seeds(m0)}, lane, {m0}, {ks}));   "
                            f"/* {', '.join(regs)} */")
             continue
         mt = p.m // 16
         out += [f"    rr_acc8 acc{blk.n0 // 16}[{mt}];",
                 "#pragma unroll", f"    for (int mt = 0; mt < {mt}; ++mt)",
-                f"        acc{blk.n0 // 16}[mt] = rr_wmma_load_c(cs, {p.m}, lane, 16 * mt);",
+                f"        acc{blk.n0 // 16}[mt] = {seeds('16 * mt')};",
                 "    rr_syncwarp();   /* the seeds are read: the D image overlays them */",
                 "#pragma unroll", f"    for (int mt = 0; mt < {mt}; ++mt)",
                 f"        rr_wmma_store_d(dimg, lane, 16 * mt, rr_wmma_tile(img, {lda}, bop, "
