@@ -65,6 +65,7 @@ class WmmaProgram:
     notes: list = field(default_factory=list)
     slots: DirectD | None = None      # D stored straight into the return slots
     a_in_scratch: bool = False        # the A image overlays the warp's return slots
+    seed: int = 4                     # bytes of a C seed image element (f32, or f16)
 
 
 @dataclass
@@ -188,25 +189,31 @@ def wmma_program(plan: BodyPlan) -> WmmaProgram:
         direct = None
     slots = direct_d(p, blocks)
     a_in_scratch = p.image_in_scratch
+    # the recipe's scratch array shares the workgroup's LDS with the body's images
+    own = (p.threads or 32 * p.warps) * p.stride
+    seed = 4
+    if own + lds_bytes(p, direct is not None, False, a_in_scratch, 4) > LDS_LIMIT:
+        seed = 2
+        notes.append("C seeds: an f16 image (the f32 one does not fit in LDS beside the "
+                     "recipe's scratch array)")
     if slots is not None and p.image_in_scratch:
         # D into the slots needs the A image out of them: only where that costs no
         # workgroup per WGP (LDS-limited, the recipe's scratch array counted)
-        own = p.warps * 32 * p.stride
-        keep = lds_bytes(p, direct is not None, False, True)
-        move = lds_bytes(p, direct is not None, True, False)
+        keep = lds_bytes(p, direct is not None, False, True, seed)
+        move = lds_bytes(p, direct is not None, True, False, seed)
         if own + move > LDS_LIMIT or LDS_PER_WGP // (own + move) < LDS_PER_WGP // (own + keep):
             slots = None
             notes.append("D: through the D image and the call's slot reads (the A image "
                          "stays in the return slots: out of them it would cost occupancy)")
         else:
             a_in_scratch = False
-    lds = lds_bytes(p, direct is not None, slots is not None, a_in_scratch)
+    lds = lds_bytes(p, direct is not None, slots is not None, a_in_scratch, seed)
     if lds > LDS_LIMIT:
         raise BodyError(f"{p.recipe}: phase {p.phase.index}: the WMMA images need {lds} bytes of "
                         f"LDS for {p.warps} warps, more than gfx12's {LDS_LIMIT} per workgroup "
                         "(declare .maxntid in the kernel, or use `--mma scalar`)")
     return WmmaProgram(p.m, p.n, p.k, blocks, 2 * sum(len(b.pairs) for b in blocks), direct,
-                       notes, slots, a_in_scratch)
+                       notes, slots, a_in_scratch, seed)
 
 
 LDS_LIMIT = 65536     # bytes of LDS one gfx12 workgroup can allocate
@@ -217,14 +224,14 @@ LDS_PER_WGP = 131072
 
 
 def lds_bytes(p: BodyPlan, b_direct: bool = False, d_direct: bool = False,
-              a_in_scratch: bool | None = None) -> int:
+              a_in_scratch: bool | None = None, seed: int = 4) -> int:
     """The body's own LDS: per warp one block's B image (none when B comes from the weight
-    image), its C seed image (f32; the f16 D image overlays it once the seeds are read, or D
-    goes straight into the return slots), and the A image unless it overlays the recipe's
-    scratch slots."""
+    image), its C seed image (`seed` bytes an element: f32, or f16 where that does not fit;
+    the f16 D image overlays it once the seeds are read, or D goes straight into the return
+    slots), and the A image unless it overlays the recipe's scratch slots."""
     if a_in_scratch is None:
         a_in_scratch = p.image_in_scratch
-    return p.warps * ((0 if b_direct else 16 * p.k) + 4 * 16 * p.m
+    return p.warps * ((0 if b_direct else 16 * p.k) + seed * 16 * p.m
                       + (0 if a_in_scratch else p.m * p.k))
 
 
@@ -362,6 +369,25 @@ RR_FI rr_acc8 rr_wmma_load_c8(const rr_accf *cs, int lane)
 {
     return *(const rr_acc8 *)__builtin_assume_aligned(cs + (@C_COL@) * 8, sizeof(rr_acc8) / 2);
 }
+/* the same from an f16 seed image (where the f32 one does not fit in LDS): the lane's eight
+ * f16 seeds one 16-byte load, widened (exactly) */
+RR_FI rr_acc8 rr_wmma_load_c16(const rr_u16 *cs, int m, int lane, int m0)
+{
+    const rr_u16 *col = (const rr_u16 *)__builtin_assume_aligned(
+        cs + (@C_COL@) * m + m0 + @C_ROW@, 16);
+    rr_acc8 c;
+    for (int v = 0; v < 8; ++v)
+        c[v] = rr_acc_from_f16(col[v]);
+    return c;
+}
+RR_FI rr_acc8 rr_wmma_load_c16_8(const rr_u16 *cs, int lane)
+{
+    const rr_u16 *col = (const rr_u16 *)__builtin_assume_aligned(cs + (@C_COL@) * 8, 16);
+    rr_acc8 c;
+    for (int v = 0; v < 8; ++v)
+        c[v] = rr_acc_from_f16(col[v]);
+    return c;
+}
 /* a tile's D, rounded to f16, into the block's row-major f16 D image (16 columns) */
 RR_FI void rr_wmma_store_d(rr_u16 *dimg, int lane, int m0, rr_acc8 d)
 {
@@ -416,6 +442,14 @@ RR_FI void rr_stage_c(rr_accf *cs, int m, int lane, int m0, int n0, int reg, rr_
         const int i = 2 * reg + e;
         cs[(n0 + rr_d_col(lane, i)) * m + m0 + rr_d_row(lane, i)] =
             rr_acc_from_f16((rr_u16)(v >> (16 * e)));
+    }
+}
+/* the same into an f16 seed image (kept as f16) */
+RR_FI void rr_stage_c16(rr_u16 *cs, int m, int lane, int m0, int n0, int reg, rr_u32 v)
+{
+    for (int e = 0; e < 2; ++e) {
+        const int i = 2 * reg + e;
+        cs[(n0 + rr_d_col(lane, i)) * m + m0 + rr_d_row(lane, i)] = (rr_u16)(v >> (16 * e));
     }
 }
 /* the block's D image -> one NVIDIA D (f16x2) register of tile (m0, n0 of the block) */
@@ -493,7 +527,8 @@ def render_wmma_body(plan: BodyPlan, lang: str) -> str:
     if not direct:
         out.append(f"static __shared__ __attribute__((aligned(16))) rr_u8 {bimg}[{p.warps}]"
                    f"[{16 * p.k}];")
-    out.append(f"static __shared__ __attribute__((aligned(32))) rr_accf {csimg}[{p.warps}]"
+    ctype = "rr_accf" if prog.seed == 4 else "rr_u16"
+    out.append(f"static __shared__ __attribute__((aligned(32))) {ctype} {csimg}[{p.warps}]"
                f"[{16 * p.m}];")
     out.append("")
     out.append(f'extern "C" __device__ void {cal}(')
@@ -513,7 +548,7 @@ def render_wmma_body(plan: BodyPlan, lang: str) -> str:
         out.append(f"    rr_u8 *img = {img}[tid >> 5];")
     if not direct:
         out.append(f"    rr_u8 *bimg = {bimg}[tid >> 5];")
-    out.append(f"    rr_accf *cs = {csimg}[tid >> 5];")
+    out.append(f"    {ctype} *cs = {csimg}[tid >> 5];")
     if slots:
         out += ["    /* D straight into the return slots: where this lane's accumulator 0 goes "
                 "(NVIDIA lane",
@@ -548,6 +583,7 @@ def render_wmma_body(plan: BodyPlan, lang: str) -> str:
         if a.role in ("other", "shared"):
             out.append(f"    (void){a.name};")
     ks = p.k // 32
+    sfx = "" if prog.seed == 4 else "16"
     if not slots:
         out.append(f"    rr_u32 ret[{max(len(p.rets), 1)}];   /* the results, NVIDIA D layout */")
     out.append(f"    rr_u64 bop[{2 * ks}];   /* the block's B operands, k16 tile by k16 tile */")
@@ -564,13 +600,13 @@ def render_wmma_body(plan: BodyPlan, lang: str) -> str:
         for name, k0, nl, j in blk.b_stage:
             out.append(f"    rr_stage_b(bimg, {lda}, lane, {k0}, {nl}, {j}, {name});")
         for name, m0, nl, j in blk.c_stage:
-            out.append(f"    rr_stage_c(cs, {blk.c_rows}, lane, {m0}, {nl}, {j}, {name});"
+            out.append(f"    rr_stage_c{sfx}(cs, {blk.c_rows}, lane, {m0}, {nl}, {j}, {name});"
                        + ("   /* every row block of these columns */" if blk.c_rows == 8
                           and p.m > 8 else ""))
 
         def seeds(m0, blk=blk):
-            return ("rr_wmma_load_c8(cs, lane)" if blk.c_rows == 8 else
-                    f"rr_wmma_load_c(cs, {p.m}, lane, {m0})")
+            return (f"rr_wmma_load_c{sfx}{'_' if sfx else ''}8(cs, lane)" if blk.c_rows == 8
+                    else f"rr_wmma_load_c{sfx}(cs, {p.m}, lane, {m0})")
         out.append("    rr_syncwarp();")
         if direct:
             for kb in range(2 * ks):
