@@ -485,13 +485,19 @@ def test_wmma_body_compiles_for_gfx1201_without_permutes(tiny_p1, tmp_path):
     _tools()
     import bench_gfx12 as bench
     res = new_body(tiny_p1, "hip", tmp_path / "b.hip")
-    asm = bench.compile_asm(res.body, tmp_path)
-    c = bench.count(bench.function_asm(asm, res.plan.callee))
-    assert c["ds_bpermute"] == 0 and c["v_cndmask"] == 0
-    assert c["v_wmma"] == 64                     # 32 pairs of n8 mma, two k16 WMMAs each
-    assert c["scratch_stores"] == 0              # no spills
     kern = tmp_path / "k.hip"
     kern.write_text(bench.kernel_source(res.plan, res.body.name))
+    # compiled alone the body has no kernel to place its LDS images in: llc traps them
+    alone = bench.count(bench.function_asm(bench.compile_asm(res.body, tmp_path),
+                                           res.plan.callee))
+    assert alone["traps"] > 0
+    c = bench.body_counts(kern, tmp_path, res.plan.callee)     # the call kept, as linked
+    assert c["traps"] == 0 and c["ds_bpermute"] == 0 and c["v_cndmask"] == 0
+    assert c["v_wmma"] == 64                     # 32 pairs of n8 mma, two k16 WMMAs each
+    assert c["scratch_stores"] == 0              # no spills
+    # C seeds: one 32-byte load per tile (two ds_load_b128), not one 16-bit load per VGPR
+    assert "ds_load_u16" not in bench.function_asm(
+        (tmp_path / "k_call.s").read_text(), res.plan.callee)
     kasm = bench.compile_asm(kern, tmp_path, bench.INLINE)
     k = bench.count(bench.function_asm(kasm, "rr_bench"))
     assert k["v_wmma"] == 64 and k["scratch_bytes"] == 0 and k["occupancy"] >= 1

@@ -159,7 +159,7 @@ def wmma_program(plan: BodyPlan) -> WmmaProgram:
         for j, c in enumerate(steps[0].c):
             blk.c_stage.append((c, m0, n0 % 16, j))
     for blk in blocks:
-        halves = {}
+        halves: dict = {}
         for name, _m0, nl, _j in blk.c_stage:
             halves.setdefault(nl, set()).add(name)
         if all(len(v) == 1 for v in halves.values()):

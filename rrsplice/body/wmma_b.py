@@ -53,7 +53,8 @@ def _element_bytes(frags) -> dict:
 def _base_offsets(plan) -> tuple | None:
     """R(l) - root for every lane, warps 0 and 1, from every B load of the plan (all must
     agree), and the 8-byte-aligned word addresses ({(warp-0 byte) of an element word})."""
-    base_of, aligned = None, set()
+    base_of: tuple | None = None
+    aligned: set = set()
     bases = set()
     for ld in plan.loads:
         for pos, name in enumerate(ld.names):
@@ -105,9 +106,10 @@ def direct_b(plan, block_starts, k: int) -> DirectB:
                 delta = []
                 for lane in range(32):
                     kk, nn = lay.coord(lane, reg, 0)
-                    word = [elem.get((16 * kb + kk + e, n0 + nn)) for e in range(lay.per_reg)]
-                    if None in word:
+                    elems = [elem.get((16 * kb + kk + e, n0 + nn)) for e in range(lay.per_reg)]
+                    if None in elems:
                         return DirectB("", why=f"B[{16 * kb + kk}][{n0 + nn}] is not loaded")
+                    word = [x for x in elems if x is not None]
                     w0 = word[0]
                     if any(x != (w0[0] + e, w0[1] + e) for e, x in enumerate(word)):
                         return DirectB("", why="a WMMA B register's four k are not four "
