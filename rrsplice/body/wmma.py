@@ -188,25 +188,25 @@ def wmma_program(plan: BodyPlan) -> WmmaProgram:
         notes.append(f"B: the region's loads, staged through LDS ({direct.why})")
         direct = None
     slots = direct_d(p, blocks)
-    a_in_scratch = p.image_in_scratch
-    # the recipe's scratch array shares the workgroup's LDS with the body's images
+    # the layout of the images: D straight into the slots (the A image then out of them)
+    # before D through an image, f32 seeds before f16, but never at the cost of a workgroup
+    # per WGP (LDS-limited, with the recipe's scratch array, which shares the workgroup's LDS)
     own = (p.threads or 32 * p.warps) * p.stride
-    seed = 4
-    if own + lds_bytes(p, direct is not None, False, a_in_scratch, 4) > LDS_LIMIT:
-        seed = 2
-        notes.append("C seeds: an f16 image (the f32 one does not fit in LDS beside the "
-                     "recipe's scratch array)")
-    if slots is not None and p.image_in_scratch:
-        # D into the slots needs the A image out of them: only where that costs no
-        # workgroup per WGP (LDS-limited, the recipe's scratch array counted)
-        keep = lds_bytes(p, direct is not None, False, True, seed)
-        move = lds_bytes(p, direct is not None, True, False, seed)
-        if own + move > LDS_LIMIT or LDS_PER_WGP // (own + move) < LDS_PER_WGP // (own + keep):
-            slots = None
-            notes.append("D: through the D image and the call's slot reads (the A image "
-                         "stays in the return slots: out of them it would cost occupancy)")
-        else:
-            a_in_scratch = False
+    choices = []
+    for d_direct in ([True] if slots is not None else []) + [False]:
+        for seed in (4, 2):
+            a_scr = p.image_in_scratch and not d_direct
+            total = own + lds_bytes(p, direct is not None, d_direct, a_scr, seed)
+            if total <= LDS_LIMIT:
+                choices.append((-(LDS_PER_WGP // total), not d_direct, -seed, d_direct, a_scr))
+    d_direct, a_in_scratch, seed = (min(choices)[3], min(choices)[4], -min(choices)[2]) \
+        if choices else (False, p.image_in_scratch, 2)
+    if slots is not None and not d_direct:
+        slots = None
+        notes.append("D: through the D image and the call's slot reads (the A image stays in "
+                     "the return slots: out of them it would cost occupancy)")
+    if seed == 2:
+        notes.append("C seeds: an f16 image (an f32 one would cost occupancy or not fit)")
     lds = lds_bytes(p, direct is not None, slots is not None, a_in_scratch, seed)
     if lds > LDS_LIMIT:
         raise BodyError(f"{p.recipe}: phase {p.phase.index}: the WMMA images need {lds} bytes of "
