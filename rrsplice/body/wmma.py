@@ -188,9 +188,11 @@ def wmma_program(plan: BodyPlan) -> WmmaProgram:
         notes.append(f"B: the region's loads, staged through LDS ({direct.why})")
         direct = None
     slots = direct_d(p, blocks)
-    # the layout of the images: D straight into the slots (the A image then out of them)
-    # before D through an image, f32 seeds before f16, but never at the cost of a workgroup
-    # per WGP (LDS-limited, with the recipe's scratch array, which shares the workgroup's LDS)
+    # the layout of the images: f32 seeds before f16 (a 16-bit store per element and a
+    # shift per high half cost more than D's way out), then D straight into the slots (the A
+    # image then out of them) before D through an image, but never at the cost of a
+    # workgroup per WGP (LDS-limited, with the recipe's scratch array, which shares the
+    # workgroup's LDS)
     own = (p.threads or 32 * p.warps) * p.stride
     choices = []
     for d_direct in ([True] if slots is not None else []) + [False]:
@@ -198,8 +200,8 @@ def wmma_program(plan: BodyPlan) -> WmmaProgram:
             a_scr = p.image_in_scratch and not d_direct
             total = own + lds_bytes(p, direct is not None, d_direct, a_scr, seed)
             if total <= LDS_LIMIT:
-                choices.append((-(LDS_PER_WGP // total), not d_direct, -seed, d_direct, a_scr))
-    d_direct, a_in_scratch, seed = (min(choices)[3], min(choices)[4], -min(choices)[2]) \
+                choices.append((-(LDS_PER_WGP // total), -seed, not d_direct, d_direct, a_scr))
+    d_direct, a_in_scratch, seed = (min(choices)[3], min(choices)[4], -min(choices)[1]) \
         if choices else (False, p.image_in_scratch, 2)
     if slots is not None and not d_direct:
         slots = None
