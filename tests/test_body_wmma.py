@@ -129,6 +129,28 @@ def test_cli_mma_choice(tiny_p1, tmp_path):
     assert not (tmp_path / "c.cu").exists()
 
 
+@pytest.mark.slow
+def test_a_region_with_its_own_b_loads_is_a_wmma_body_only(tmp_path):
+    """0021 phase 19: one `ld.global.nc` of B inside the cut, one before it that `recipe new`
+    leaves for the body to repeat from the passed %rd32; `--mma wmma` reads both itself, B
+    straight from the weight image; CUDA and the scalar fallback still refuse the region."""
+    fx = FIXTURES / "0021-PREPASS_ENTRYPOINT_NAME.ptx"
+    new_recipe("p19", fx, "s12326-s12332", abi="scratch", out=tmp_path / "p19.py",
+               occupancy=False)
+    with pytest.raises(BodyError, match="that are not mma"):
+        plan_body(tmp_path / "p19.py")
+    with pytest.raises(BodyError, match="that are not mma"):
+        new_body(tmp_path / "p19.py", "hip", tmp_path / "s.hip", mma="scalar")
+    plan = plan_body(tmp_path / "p19.py", loads=True)
+    assert [ld.index < 12326 for ld in plan.loads] == [True, False]
+    assert {a.role for a in plan.args} >= {"global", "A", "C", "scratch"}
+    assert all(plan.loaded[b].matrix == "B" for s in plan.steps for b in s.b)
+    prog = wmma_program(plan)
+    assert prog.direct is not None and prog.direct.base == plan.args[14].name
+    text = new_body(tmp_path / "p19.py", "hip", tmp_path / "w.hip").body.read_text()
+    assert "rr_stage_b(" not in text and "rr_wmma_load_b_global(wb, " in text
+
+
 def test_direct_b_reads_every_wmma_b_word_where_its_nvidia_owner_loaded_it(tiny_p1):
     """B straight from the weight image, with per-lane addresses (tiny's B loads: 16 bytes a
     lane, `W + 16 tid.x + 8192 tid.z + c`): every WMMA B register word of every lane, block

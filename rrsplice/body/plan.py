@@ -310,16 +310,16 @@ def _region_loads(rec, stmts, rng, reg_arg, args, frags, taken) -> tuple:
 
 def _reload(rec, fa, stmts, rng, reg_arg, args, frags, taken, at, reg, loads, loaded):
     """The local of `reg` (read at statement `at`) when the call does not pass it but its
-    value is a fragment load before the region from an address the call passes unchanged
-    (what `recipe new` leaves for the body to reload): that load becomes one of the body's
-    own (added to `loads` once). None when it is not such a load."""
+    value is an `ld.global.nc` fragment load before the region from an address the call
+    passes unchanged (what `recipe new` leaves for the body to reload): that load becomes
+    one of the body's own (added to `loads` once). None when it is not such a load."""
     from ..analysis.laneaddr import weight_load
     src = weight_load(fa, at, reg)
     if src is None or src.load >= rng.first:
         return None
     st = stmts[src.load - 1]
-    if not _fragment_load(st):
-        return None
+    if not _fragment_load(st) or "nc" not in st.modifiers:    # read-only data only: the
+        return None                                            # bytes are still there
     base = st.operands[1].base.name
     if base not in reg_arg or set(fa.reaching_defs(src.load, base)) != \
             set(fa.reaching_defs(rng.first, base)):
