@@ -7,9 +7,15 @@ way a user links it (clang-19 -x hip --offload-arch=gfx1201 -O2 -fgpu-rdc -emit-
 llc-19 -mtriple=amdgcn-amd-amdhsa -mcpu=gfx1201), and counted in the assembly of the body's
 function: instructions, v_wmma, ds_bpermute, v_cndmask, v_perm, LDS reads/writes, global
 loads, scratch loads (the call's stack-passed arguments: the ABI passes the first VGPR
-arguments in registers) and stores (spills), VGPRs, ScratchSize. A small kernel that calls
-the body (its arguments loaded from a buffer) gives the LDS bytes and waves per SIMD from its
-kernel descriptor (`.amdhsa_group_segment_fixed_size`, llc's `Occupancy`).
+arguments in registers) and stores (spills), VGPRs, ScratchSize.
+
+The body is measured in a module with a small kernel that calls it (its arguments loaded from
+a buffer), compiled with the call kept (`-fno-inline-functions`), as the user's link has it:
+compiled alone, a device function has no kernel to allocate its `__shared__` images in, and
+llc replaces every access to them with a trap (`s_trap 2`) and placeholder addresses, which
+is neither the body's code nor its size; a body whose measured function still holds an
+`s_trap` is an error. The same kernel with the body inlined gives the LDS bytes and waves
+per SIMD from its descriptor (`.amdhsa_group_segment_fixed_size`, llc's `Occupancy`).
 
 Usage: python scripts/bench_gfx12.py [FIXTURE.ptx ...] [--mma wmma|scalar] [--json FILE]
        [--keep DIR]
@@ -36,6 +42,7 @@ DEFAULT = ["corpus_fixtures/swin_tiny_sm89.ptx", "corpus_fixtures/swin_small_sm8
 CLANG = ["-x", "hip", "--offload-arch=gfx1201", "--cuda-device-only", "-nogpulib", "-nogpuinc",
          "-fgpu-rdc", "-O2", "-emit-llvm", "-c"]
 INLINE = ["-mllvm", "-inline-threshold=100000"]
+CALL = ["-fno-inline-functions"]      # the body stays a called function, as it is linked
 LLC = ["-mtriple=amdgcn-amd-amdhsa", "-mcpu=gfx1201", "-O2"]
 
 # what each counter counts: a mnemonic pattern (anchored at the mnemonic's start)
@@ -44,7 +51,7 @@ COUNTERS = {
     "v_perm": r"v_perm_", "lds_reads": r"ds_(load|read)", "lds_writes": r"ds_(store|write)",
     "global_loads": r"global_load", "scratch_loads": r"scratch_load",
     "scratch_stores": r"scratch_store", "cvt_f16": r"v_cvt_(f16_f32|f32_f16)",
-    "waits": r"s_(wait|delay_alu|clause|nop)",
+    "waits": r"s_(wait|delay_alu|clause|nop)", "traps": r"s_trap",
 }
 _INSN = re.compile(r"^\s+([a-z][a-z0-9_]*)\b")
 
@@ -111,14 +118,23 @@ def kernel_source(plan, body_name: str) -> str:
         "}", ""])
 
 
-def compile_asm(src: Path, tmp: Path, extra=()) -> str:
-    bc, s = tmp / (src.stem + ".bc"), tmp / (src.stem + ".s")
+def compile_asm(src: Path, tmp: Path, extra=(), tag: str = "") -> str:
+    bc, s = tmp / (src.stem + tag + ".bc"), tmp / (src.stem + tag + ".s")
     for cmd in ([tool("clang-19"), *CLANG, *extra, str(src), "-o", str(bc)],
                 [tool("llc-19"), *LLC, str(bc), "-o", str(s)]):
         p = subprocess.run(cmd, capture_output=True, text=True)
         if p.returncode != 0:
             raise RuntimeError(f"{' '.join(cmd[:2])}...: {p.stderr[-2000:]}")
     return s.read_text()
+
+
+def body_counts(kernel: Path, tmp: Path, callee: str) -> dict:
+    """The counters of the body function, compiled in `kernel`'s module with the call kept."""
+    c = count(function_asm(compile_asm(kernel, tmp, CALL, "_call"), callee))
+    if c["traps"]:
+        raise RuntimeError(f"{kernel}: {callee} compiles to {c['traps']} s_trap: an access "
+                           "llc could not lower (an LDS image without its kernel?)")
+    return c
 
 
 def bench_phase(fixture: Path, phase, tmp: Path, mma: str) -> dict:
@@ -135,11 +151,11 @@ def bench_phase(fixture: Path, phase, tmp: Path, mma: str) -> dict:
     except BodyError as e:
         row["error"] = str(e)
         return row
-    t0 = time.perf_counter()
-    body = count(function_asm(compile_asm(res.body, tmp), res.plan.callee))
-    row["compile_s"] = round(time.perf_counter() - t0, 2)
     kern = tmp / f"{name}_kernel.hip"
     kern.write_text(kernel_source(res.plan, res.body.name))
+    t0 = time.perf_counter()
+    body = body_counts(kern, tmp, res.plan.callee)
+    row["compile_s"] = round(time.perf_counter() - t0, 2)
     # the body inlined into the kernel (as a linked call site would not be, but so that the
     # descriptor describes the body, not the stack-passed arguments of a call)
     kasm = compile_asm(kern, tmp, INLINE)

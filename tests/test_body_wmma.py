@@ -129,6 +129,76 @@ def test_cli_mma_choice(tiny_p1, tmp_path):
     assert not (tmp_path / "c.cu").exists()
 
 
+@pytest.mark.slow
+def test_a_region_with_its_own_b_loads_is_a_wmma_body_only(tmp_path):
+    """0021 phase 19: one `ld.global.nc` of B inside the cut, one before it that `recipe new`
+    leaves for the body to repeat from the passed %rd32; `--mma wmma` reads both itself, B
+    straight from the weight image; CUDA and the scalar fallback still refuse the region."""
+    fx = FIXTURES / "0021-PREPASS_ENTRYPOINT_NAME.ptx"
+    new_recipe("p19", fx, "s12326-s12332", abi="scratch", out=tmp_path / "p19.py",
+               occupancy=False)
+    with pytest.raises(BodyError, match="that are not mma"):
+        plan_body(tmp_path / "p19.py")
+    with pytest.raises(BodyError, match="that are not mma"):
+        new_body(tmp_path / "p19.py", "hip", tmp_path / "s.hip", mma="scalar")
+    plan = plan_body(tmp_path / "p19.py", loads=True)
+    assert [ld.index < 12326 for ld in plan.loads] == [True, False]
+    assert {a.role for a in plan.args} >= {"global", "A", "C", "scratch"}
+    assert all(plan.loaded[b].matrix == "B" for s in plan.steps for b in s.b)
+    prog = wmma_program(plan)
+    assert prog.direct is not None and prog.direct.base == plan.args[14].name
+    text = new_body(tmp_path / "p19.py", "hip", tmp_path / "w.hip").body.read_text()
+    assert "rr_stage_b(" not in text and "rr_wmma_load_b_global(wb, " in text
+
+
+def test_direct_b_reads_every_wmma_b_word_where_its_nvidia_owner_loaded_it(tiny_p1):
+    """B straight from the weight image, with per-lane addresses (tiny's B loads: 16 bytes a
+    lane, `W + 16 tid.x + 8192 tid.z + c`): every WMMA B register word of every lane, block
+    and k16 tile is addressed at the bytes the PTX load of its NVIDIA owner lane reads, the
+    owner by the ISA layout written out here (`_nv_b`)."""
+    from types import SimpleNamespace
+
+    from rrsplice.body.plan import Load
+    from rrsplice.body.wmma_b import direct_b
+    from rrsplice.infra.cache import load_module
+    from rrsplice.ptx.select import select_function
+    plan = plan_body(tiny_p1)
+    fn, _ = select_function(load_module(plan.module), None)
+    loads, loaded, frag_at = {}, {}, {}
+    for a in plan.args:
+        if a.role != "B":
+            continue
+        f, src = a.frag, a.frag.source
+        st = fn.statements[src.load - 1]
+        regs = tuple(r.name for r in st.operands[0].items)
+        pos = regs.index(f.reg)
+        # one base for all: R(l) = W + 16 l (+ warp term); each load at its own constant
+        loads.setdefault(src.load, Load(st.sid, st.line, src.load, "w",
+                                        src.offset(0) - 4 * pos, regs, regs, st.text))
+        loaded[f.reg] = f
+        frag_at[(f.row_base, f.col_base, f.index)] = f
+    steps = [SimpleNamespace(b=tuple(plan.frag(b).reg for b in s.b)) for s in plan.steps]
+    fake = SimpleNamespace(steps=steps, loads=sorted(loads.values(), key=lambda x: x.index),
+                           loaded=loaded)
+    d = direct_b(fake, range(0, plan.n, 16), plan.k)
+    assert d.why is None and any(d.lane_bits)
+    checked = 0
+    for n0 in range(0, plan.n, 16):
+        for kb in range(plan.k // 16):
+            for r in range(2):
+                for lane in range(32):
+                    k, n = 16 * kb + 8 * (lane >> 4) + 4 * r, n0 + (lane & 15)
+                    owner = next(x for x in range(32) for j in range(2)
+                                 if _nv_b(x, j, 0) == (k % 32, n % 8))
+                    j = next(j for j in range(2) if _nv_b(owner, j, 0) == (k % 32, n % 8))
+                    f = frag_at[(32 * (k // 32), 8 * (n // 8), j)]
+                    want = f.source.offset(owner)           # W-relative, byte e = 0
+                    got = 16 * lane + d.lane_offset(lane) + d.words[(n0, kb)][r]
+                    assert got == want, (n0, kb, r, lane)
+                    checked += 1
+    assert checked == (plan.n // 16) * (plan.k // 16) * 2 * 32
+
+
 # ------------------------------------------------------------------ one wave on the host
 
 def _nv_a(lane, reg, e):
@@ -194,18 +264,27 @@ rr_acc8 rr_host_wmma_fp8(rr_u64 a, rr_u64 b, rr_acc8 c, int lane)
 
 
 def _wave_program(res, values, base: int) -> str:
+    """The host program: 32 threads call the body; an address argument of the region's loads
+    is the weight buffer (read from argv[1]) plus the lane's offset in `values`."""
     p = res.plan
     nargs = len(p.args)
     lines = ["#define RR_HOST_TEST 1", "#define RR_HOST_WAVE 1", '#include "rr_mma.h"', _STANDIN,
-             f'#include "{res.body.name}"',
+             f'#include "{res.body.name}"', "static rr_u8 rr_weights[1 << 20];",
              f"static const unsigned long long rr_args[{nargs}][32] = {{"]
     for a in p.args:
         lines.append("  {" + ", ".join(str(v) for v in values[a.name]) + "},")
+
+    def arg(i, a):
+        if a.role == "global":
+            return f"(rr_u64)(__SIZE_TYPE__)rr_weights + rr_args[{i}][rr_lane]"
+        return f"({a.c_type})rr_args[{i}][rr_lane]"
     lines += ["};", "static void *rr_run(void *x)", "{",
               "    rr_lane = (int)(long)x;",
-              f"    {p.callee}(" + ", ".join(f"({a.c_type})rr_args[{i}][rr_lane]"
-                                           for i, a in enumerate(p.args)) + ");",
-              "    return 0;", "}", "int main(void)", "{",
+              f"    {p.callee}(" + ", ".join(arg(i, a) for i, a in enumerate(p.args)) + ");",
+              "    return 0;", "}", "int main(int argc, char **argv)", "{",
+              "    FILE *w = argc > 1 ? fopen(argv[1], \"rb\") : 0;",
+              "    if (w) { if (fread(rr_weights, 1, sizeof rr_weights, w) == 0) return 2; "
+              "fclose(w); }",
               "    pthread_t th[32];", "    pthread_barrier_init(&rr_bar, 0, 32);",
               "    for (long l = 0; l < 32; ++l) pthread_create(&th[l], 0, rr_run, (void *)l);",
               "    for (int l = 0; l < 32; ++l) pthread_join(th[l], 0);",
@@ -215,6 +294,47 @@ def _wave_program(res, values, base: int) -> str:
                      f'{p.stride} + {r.offset}, 4); printf("R {r.reg} %d %u\\n", l, v); }}')
     lines += ["    }", "    return 0;", "}", ""]
     return "\n".join(lines)
+
+
+def _weight_image(p, b_mat, rng) -> tuple:
+    """The weight buffer for the body's own loads (random bytes): lane l of a load reads its
+    words at R(l) + offset + 4 pos, R(l) the lane's address argument (its offset in the
+    buffer: the load's per-lane address, rrsplice.analysis.laneaddr, less the load's own
+    offset). The B elements those words hold are written into `b_mat` by the ISA layout
+    written out here (`_nv_b`), so the matrix the WMMAs must see is what the PTX's own loads
+    deliver. Returns ({address argument: [offset per lane], "image": bytearray},
+    {FragReg: [word per lane]} of the loaded fragments)."""
+    # e4m3 bytes without NaN, magnitudes <= 7.5 (as the matrices); as f16 (C seeds), < 32
+    pick = np.array([b for b in range(256) if ((b >> 3) & 0xF) <= 9], dtype=np.uint8)
+    image = bytearray(rng.choice(pick, 1 << 20).tobytes())
+    out: dict = {"image": image}
+    frag_val: dict = {}
+    for ld in p.loads:
+        rlin = None
+        for pos, name in enumerate(ld.names):
+            f = p.loaded.get(name)
+            if f is not None:
+                got = [f.source.offset(lane) - ld.offset - 4 * pos for lane in range(32)]
+                assert rlin in (None, got), "the loads of one address disagree on it"
+                rlin = got
+        if rlin is None:                      # no word of it is a fragment of the phase
+            continue
+        assert min(rlin) >= 0 and max(rlin) + ld.offset + 16 < len(image)
+        assert out.setdefault(ld.base, rlin) == rlin
+        for pos, name in enumerate(ld.names):
+            f = p.loaded.get(name)
+            if f is None:
+                continue
+            words = []
+            for lane in range(32):
+                at = rlin[lane] + ld.offset + 4 * pos
+                words.append(int.from_bytes(image[at:at + 4], "little"))
+                if f.matrix == "B":
+                    for e in range(4):
+                        k, n = _nv_b(lane, f.index, e)
+                        b_mat[f.row_base + k, f.col_base + n] = (words[-1] >> (8 * e)) & 0xFF
+            frag_val[f] = words
+    return out, frag_val
 
 
 def _phase_map(res):
@@ -238,9 +358,13 @@ def emulate_phase(recipe: Path, tmp: Path, seed: int = 0):
     b_mat = rng.choice(pick, (p.k, p.n)).astype(np.uint8)
     base = 0x400
     values = {}
+
+    weights, frag_val = _weight_image(p, b_mat, rng)
     for a in p.args:
         f = a.frag
-        if a.role == "A":
+        if a.role == "global":
+            values[a.name] = weights[a.name]
+        elif a.role == "A":
             values[a.name] = [sum(int(a_mat[f.row_base + _nv_a(l, f.index, e)[0],
                                             f.col_base + _nv_a(l, f.index, e)[1]]) << (8 * e)
                                   for e in range(4)) for l in range(32)]
@@ -259,11 +383,14 @@ def emulate_phase(recipe: Path, tmp: Path, seed: int = 0):
     c_mat = np.full((p.m, p.n), np.nan)
     reg_val = {a.reg: values[a.name] for a in p.args if a.reg}
     for f in pm.c:
+        held = frag_val.get(f) or next(      # loaded by the body (either C operand) ...
+            (v for g, v in frag_val.items() if (g.reg, g.source) == (f.reg, f.source)),
+            None) or reg_val[f.reg]          # ... or passed
         for l in range(32):
             for e in range(2):
                 r, n = _nv_cd(l, f.index, e)
                 c_mat[f.row_base + r, f.col_base + n] = np.uint16(
-                    (reg_val[f.reg][l] >> (16 * e)) & 0xFFFF).view(np.float16)
+                    (held[l] >> (16 * e)) & 0xFFFF).view(np.float16)
     assert not np.isnan(c_mat).any()
     src = tmp / (recipe.stem + "_wave.cpp")
     src.write_text(_wave_program(res, values, base))
@@ -273,7 +400,10 @@ def emulate_phase(recipe: Path, tmp: Path, seed: int = 0):
         pytest.skip("no host C++ compiler")
     subprocess.run([cxx, "-O1", "-std=c++17", "-pthread", "-I", str(tmp), str(src), "-o",
                     str(exe)], check=True, capture_output=True, text=True)
-    out = subprocess.run([str(exe)], check=True, capture_output=True, text=True).stdout
+    wfile = tmp / (recipe.stem + "_weights.bin")
+    wfile.write_bytes(bytes(weights["image"]))
+    out = subprocess.run([str(exe), str(wfile)], check=True, capture_output=True,
+                         text=True).stdout
     calls, rets = [], {}
     for line in out.splitlines():
         w = line.split()
@@ -348,7 +478,7 @@ def test_host_wave_emulation_every_phase(fixture, tmp_path):
         new_recipe(name, fx, f"s{ph.first}-s{ph.last}", abi="scratch", out=rec,
                    occupancy=False)
         try:
-            plan_body(rec)
+            plan_body(rec, loads=True)
         except BodyError as e:                   # `body new` itself cannot cut this phase
             refused.append((ph.index, str(e)))
             continue
@@ -356,6 +486,9 @@ def test_host_wave_emulation_every_phase(fixture, tmp_path):
         assert n == len(ph.mmas)                 # two k16 WMMAs per pair of n8 mma
         done += 1
     assert done > 0, refused
+    # what `body new --mma wmma` still refuses: regions with statements other than the mma
+    # and their own fragment loads
+    assert all("that are not mma" in why for _, why in refused), refused
 
 
 # ------------------------------------------------------------------ gfx1201
@@ -374,13 +507,19 @@ def test_wmma_body_compiles_for_gfx1201_without_permutes(tiny_p1, tmp_path):
     _tools()
     import bench_gfx12 as bench
     res = new_body(tiny_p1, "hip", tmp_path / "b.hip")
-    asm = bench.compile_asm(res.body, tmp_path)
-    c = bench.count(bench.function_asm(asm, res.plan.callee))
-    assert c["ds_bpermute"] == 0 and c["v_cndmask"] == 0
-    assert c["v_wmma"] == 64                     # 32 pairs of n8 mma, two k16 WMMAs each
-    assert c["scratch_stores"] == 0              # no spills
     kern = tmp_path / "k.hip"
     kern.write_text(bench.kernel_source(res.plan, res.body.name))
+    # compiled alone the body has no kernel to place its LDS images in: llc traps them
+    alone = bench.count(bench.function_asm(bench.compile_asm(res.body, tmp_path),
+                                           res.plan.callee))
+    assert alone["traps"] > 0
+    c = bench.body_counts(kern, tmp_path, res.plan.callee)     # the call kept, as linked
+    assert c["traps"] == 0 and c["ds_bpermute"] == 0 and c["v_cndmask"] == 0
+    assert c["v_wmma"] == 64                     # 32 pairs of n8 mma, two k16 WMMAs each
+    assert c["scratch_stores"] == 0              # no spills
+    # C seeds: one 32-byte load per tile (two ds_load_b128), not one 16-bit load per VGPR
+    assert "ds_load_u16" not in bench.function_asm(
+        (tmp_path / "k_call.s").read_text(), res.plan.callee)
     kasm = bench.compile_asm(kern, tmp_path, bench.INLINE)
     k = bench.count(bench.function_asm(kasm, "rr_bench"))
     assert k["v_wmma"] == 64 and k["scratch_bytes"] == 0 and k["occupancy"] >= 1
@@ -393,10 +532,15 @@ def test_wmma_body_compiles_for_gfx1201_without_permutes(tiny_p1, tmp_path):
 def test_images_that_do_not_fit_in_lds_are_refused(tiny_p1):
     from rrsplice.body.wmma import LDS_LIMIT, lds_bytes
     plan = plan_body(tiny_p1)
-    assert lds_bytes(plan) == 4 * (16 * 128 + 2 * 16 * 32) == 12288   # A in the scratch slots
+    # per warp: the B image (16 x 128 e4m3) and the f32 C seed image (32 x 16) that the f16
+    # D image overlays; the A image in the scratch slots
+    assert lds_bytes(plan) == 4 * (16 * 128 + 4 * 16 * 32) == 16384
+    assert lds_bytes(plan, a_in_scratch=False) == 16384 + 4 * 32 * 128
+    assert lds_bytes(plan, b_direct=True) == 4 * 4 * 16 * 32
+    assert wmma_program(plan).slots is None      # A out of the slots would cost occupancy
     plan.warps = 32                              # a kernel without .maxntid: 1024 threads
     assert lds_bytes(plan) > LDS_LIMIT
-    with pytest.raises(BodyError, match=r"98304 bytes of LDS for 32 warps"):
+    with pytest.raises(BodyError, match=r"98304 bytes of LDS for 32 warps"):   # f16 seeds
         wmma_program(plan)
 
 

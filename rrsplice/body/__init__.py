@@ -50,7 +50,7 @@ def new_body(recipe, lang: str = "cuda", out=None, corpus=None,
     CUDA always uses mma.sync."""
     from ..infra.fsutil import check_output, write_atomic
     mma = mma_mode(lang, mma)
-    plan = plan_body(recipe, corpus)
+    plan = plan_body(recipe, corpus, loads=mma == "wmma")
     body = Path(out) if out else Path(plan.recipe).with_name(
         plan.callee + (".cu" if lang == "cuda" else ".hip"))
     text = render_body(plan, lang, mma)

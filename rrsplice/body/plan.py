@@ -4,7 +4,10 @@ text reads each result back.
 
 Supported: a cut that is exactly one GEMM phase (every statement of the region an `mma`, the
 region one phase of `rrsplice phases`), with returns through a `.shared` scratch array (the
-ABI ZLUDA can link). Anything else is a BodyError that says what is not supported.
+ABI ZLUDA can link). With `loads=True` (the gfx12 WMMA program) the region may also hold the
+phase's own fragment loads (`ld.global[.nc]` of 32-bit words at `[passed address + offset]`,
+as nvcc interleaves the weight loads with the mma): the body reads those words itself.
+Anything else is a BodyError that says what is not supported.
 """
 
 from __future__ import annotations
@@ -16,7 +19,7 @@ from typing import TYPE_CHECKING
 from ..analysis.occupancy import block_threads
 from ..check import check_recipe, scratch_stride
 from ..ptx.errors import RRSpliceError
-from ..ptx.model import Address, ParenList, Reg, Symbol
+from ..ptx.model import Address, ParenList, Reg, Symbol, Vector
 
 if TYPE_CHECKING:
     from ..analysis.mma import Phase
@@ -58,6 +61,20 @@ class Step:
 
 
 @dataclass
+class Load:
+    """A fragment load inside the region: `ld.global[.nc].b32 {dsts}, [base + offset]`, the
+    words the body reads itself from the address the call passes (argument `base`)."""
+    sid: str
+    line: int
+    index: int                # statement number
+    base: str                 # the C++ name of the argument holding the address
+    offset: int
+    dsts: tuple               # the registers written, in vector order
+    names: tuple              # the C++ locals the body gives them
+    text: str
+
+
+@dataclass
 class Ret:
     reg: str
     offset: int               # byte offset in the thread's slot
@@ -86,13 +103,23 @@ class BodyPlan:
     layouts: dict             # "A".."D" -> rrsplice.fragments.layout.Layout
     image_in_scratch: bool = False    # the image overlays the warp's own return slots
     notes: list = field(default_factory=list)
+    loads: list = field(default_factory=list)    # Load: the region's own fragment loads
+    loaded: dict = field(default_factory=dict)   # C++ local -> FragReg (what a load holds)
 
     def arg(self, name: str) -> Arg:
         return next(a for a in self.args if a.name == name)
 
+    def frag(self, name: str):
+        """The fragment register a value name (an argument or a loaded local) holds, or None."""
+        if name in self.loaded:
+            return self.loaded[name]
+        a = next((a for a in self.args if a.name == name), None)
+        return a.frag if a is not None else None
 
-def plan_body(recipe, corpus=None) -> BodyPlan:
-    """Read everything `body new` needs from `recipe` (a path or Recipe)."""
+
+def plan_body(recipe, corpus=None, loads: bool = False) -> BodyPlan:
+    """Read everything `body new` needs from `recipe` (a path or Recipe); `loads`: the region
+    may hold the phase's own fragment loads (the WMMA program reads them itself)."""
     from ..analysis.mma import phases
     from ..fragments.fragmap import phase_map
     from ..infra.cache import load_analysis
@@ -111,7 +138,8 @@ def plan_body(recipe, corpus=None) -> BodyPlan:
     assert fn is not None and sp is not None
     assert fn.module is not None  # a function of the parsed module
     stmts = fn.statements
-    other = [stmts[i - 1] for i in range(rng.first, rng.last + 1) if stmts[i - 1].base != "mma"]
+    other = [stmts[i - 1] for i in range(rng.first, rng.last + 1) if stmts[i - 1].base != "mma"
+             and not (loads and _fragment_load(stmts[i - 1]))]
     if other:
         st = other[0]
         raise BodyError(f"the region {rng} holds {len(other)} statement(s) that "
@@ -152,7 +180,17 @@ def plan_body(recipe, corpus=None) -> BodyPlan:
     a_tile = {f.reg: (f.row_base, f.col_base) for f in pm.a}
     steps: list = []
     d_of: dict = {}
+    region_loads, loaded = _region_loads(rec, stmts, rng, reg_arg, args, pm.b + pm.c, taken) \
+        if loads else ([], {})
+    live_loaded: dict = {}        # register -> the local holding its loaded value, so far
+    load_at = {ld.index: ld for ld in region_loads}
     for mma in phase.mmas:
+        for i in sorted(load_at):
+            if i < mma.index:
+                ld = load_at.pop(i)
+                live_loaded.update(zip(ld.dsts, ld.names, strict=True))
+                for r in ld.dsts:          # a D overwritten by a load is no longer that D
+                    d_of.pop(r, None)
         tiles = {a_tile.get(r) for r in mma.a}
         if None in tiles or len(tiles) != 1:
             raise BodyError(f"s{mma.index}: its A registers {list(mma.a)} are not "
@@ -169,8 +207,15 @@ def plan_body(recipe, corpus=None) -> BodyPlan:
         def src(r, what, mma=mma):
             if r in d_of:
                 return d_of[r]
+            if r in live_loaded:
+                return live_loaded[r]
             if r in reg_arg:
                 return reg_arg[r]
+            if loads:
+                got = _reload(rec, fa, stmts, rng, reg_arg, args, pm.b + pm.c, taken, mma.index,
+                              r, region_loads, loaded)
+                if got is not None:
+                    return got
             raise BodyError(f"s{mma.index} reads {what} register {r}, which is "
                             "neither passed nor written by an earlier mma of the region", path=rec.path)
         steps.append(Step(f"s{mma.index}", mma.line, m0, k0,
@@ -178,6 +223,7 @@ def plan_body(recipe, corpus=None) -> BodyPlan:
                           tuple(mma.d), var))
         for j, r in enumerate(mma.d):
             d_of[r] = f"{var}[{j}]"
+            live_loaded.pop(r, None)
     rets = _returns(sp, scratch, d_of, rec)
     stride, _why = scratch_stride(rep, sp)
     specials = {r.name for st in sp.statements for r in st.registers() if r.special}
@@ -203,9 +249,90 @@ def plan_body(recipe, corpus=None) -> BodyPlan:
                     callee=callee, region=str(rng), phase=phase, args=args, steps=steps,
                     rets=rets, m=phase.m, k=phase.k, n=phase.n, slots=slots,
                     stride=stride or 0, barrier=bool(rec.const("BLOCK_BARRIER")),
-                    warps=warps, threads=threads, layouts=pm.layouts, notes=notes) \
+                    warps=warps, threads=threads, layouts=pm.layouts, notes=notes,
+                    loads=region_loads, loaded=loaded) \
         if first.shape == "m16n8k32" and first.a_type == "e4m3" and first.b_type == "e4m3" \
         and first.c_type == "f16" and first.d_type == "f16" else _unsupported(rec, first)
+
+
+_LOAD_TYPES = ("u32", "b32", "s32")
+
+
+def _fragment_load(st) -> bool:
+    """`ld.global[.nc][.v2|.v4].{u32,b32,s32} dst, [reg + imm]`, unguarded: the form of a
+    fragment load the body can read itself."""
+    if st.base != "ld" or "global" not in st.modifiers or st.guard is not None:
+        return False
+    if not any(m in _LOAD_TYPES for m in st.modifiers) or len(st.operands) != 2:
+        return False
+    dst, addr = st.operands
+    items = list(dst.items) if isinstance(dst, Vector) else [dst]
+    return isinstance(addr, Address) and isinstance(addr.base, Reg) and \
+        all(isinstance(x, Reg) for x in items)
+
+
+def _region_loads(rec, stmts, rng, reg_arg, args, frags, taken) -> tuple:
+    """The region's fragment loads ([Load]) and {local: FragReg} of the words they load (the
+    fragment whose value is that load's word). The address must be a passed argument."""
+    loads, loaded = [], {}
+    by_load = {(f.reg, f.source.load): f for f in frags if f.source is not None}
+    written = set()
+    for i in (rng if isinstance(rng, range) else range(rng.first, rng.last + 1)):
+        st = stmts[i - 1]
+        if st.base != "ld":
+            continue
+        dst, addr = st.operands
+        base = addr.base.name
+        if base not in reg_arg or base in written:
+            raise BodyError(f"{st.sid}, line {st.line}: `{st.text.strip()}` loads "
+                            f"from {base}, which the call does not pass unchanged; the body "
+                            "reads a region's loads only from a passed address", path=rec.path)
+        arg = next(a for a in args if a.name == reg_arg[base])
+        if arg.ptx_type != ".b64":
+            raise BodyError(f"{st.sid}: the address {base} is passed as "
+                            f"{arg.ptx_type}, not .b64", path=rec.path)
+        arg.role = "global"
+        items = list(dst.items) if isinstance(dst, Vector) else [dst]
+        names = []
+        for r in items:
+            name = "ld_" + r.name.lstrip("%").replace("%", "_")
+            while name in taken or any(a.name == name for a in args):
+                name += "_"
+            taken.add(name)
+            names.append(name)
+            written.add(r.name)
+            if (r.name, i) in by_load:
+                loaded[name] = by_load[(r.name, i)]
+        loads.append(Load(st.sid, st.line, i, arg.name, addr.offset or 0,
+                          tuple(r.name for r in items), tuple(names), st.text.strip()))
+    return loads, loaded
+
+
+def _reload(rec, fa, stmts, rng, reg_arg, args, frags, taken, at, reg, loads, loaded):
+    """The local of `reg` (read at statement `at`) when the call does not pass it but its
+    value is an `ld.global.nc` fragment load before the region from an address the call
+    passes unchanged (what `recipe new` leaves for the body to reload): that load becomes
+    one of the body's own (added to `loads` once). None when it is not such a load."""
+    from ..analysis.laneaddr import weight_load
+    src = weight_load(fa, at, reg)
+    if src is None or src.load >= rng.first:
+        return None
+    st = stmts[src.load - 1]
+    if not _fragment_load(st) or "nc" not in st.modifiers:    # read-only data only: the
+        return None                                            # bytes are still there
+    base = st.operands[1].base.name
+    if base not in reg_arg or set(fa.reaching_defs(src.load, base)) != \
+            set(fa.reaching_defs(rng.first, base)):
+        return None
+    ld = next((x for x in loads if x.index == src.load), None)
+    if ld is None:
+        new, got = _region_loads(rec, stmts, range(src.load, src.load + 1), reg_arg, args,
+                                 frags, taken)
+        ld = new[0]
+        loads.append(ld)
+        loads.sort(key=lambda x: x.index)
+        loaded.update(got)
+    return dict(zip(ld.dsts, ld.names, strict=True)).get(reg)
 
 
 def _unsupported(rec, mma):
