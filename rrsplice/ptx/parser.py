@@ -195,10 +195,18 @@ def _split_items(s: str, base: int, line: int, column0: int, blk: Block) -> None
     rfind = s.rfind
     prev = 0
     nl = -column0           # so that column = st - nl on the first line too
-    # items are contiguous: each match starts where the previous ended, and the first
-    # position with no match holds only trailing trivia. (`finditer` would retry at every
-    # later character, which is quadratic in a long trailing comment.)
-    for m in _contiguous_items(s):
+    # SPLIT's matches over `s`, one after another from its start. The text is a run of
+    # items and trivia, so when it ends with an item (its last non-blank character a `;`,
+    # `:` or `}` on a line without a comment) one `finditer` up to that end yields every
+    # item, in C. Otherwise the items are matched one by one, each where the previous
+    # ended, and the first position with no match holds only trailing trivia (`finditer`
+    # would retry at every later character: quadratic in a long trailing comment).
+    end = len(s.rstrip())
+    if end and s[end - 1] in ";:}" and s.find("/", rfind("\n", 0, end) + 1, end) < 0:
+        matches = SPLIT.finditer(s, 0, end)
+    else:
+        matches = _one_by_one(s)
+    for m in matches:
         kind = m.lastgroup
         en = m.end()
         if kind == "instr":             # most items: one group lookup gives text and start
@@ -234,21 +242,6 @@ def _split_items(s: str, base: int, line: int, column0: int, blk: Block) -> None
             decls = _simple_decls(text, base + st, base + en, line)
             blk.decls.extend(decls)
             items.extend(decls)
-
-
-def _contiguous_items(s: str):
-    """SPLIT's matches over `s`, one after another from its start.
-
-    Text the lexer took as statements or a simple scope is a run of items and trivia, so
-    when it ends with an item (its last non-blank character a `;`, `:` or `}` on a line
-    without a comment) one `finditer` up to that end yields every item, in C. Otherwise the
-    items are matched one by one, each where the previous ended, and the first position
-    with no match holds only trailing trivia (`finditer` would retry at every later
-    character: quadratic in a long trailing comment)."""
-    end = len(s.rstrip())
-    if end and s[end - 1] in ";:}" and "/" not in s[s.rfind("\n", 0, end) + 1:end]:
-        return SPLIT.finditer(s, 0, end)
-    return _one_by_one(s)
 
 
 def _one_by_one(s: str):
@@ -439,11 +432,20 @@ def _check_nesting(text: str, data: bytes, name: str) -> None:
     them (its stack would hold every open brace: memory in proportion to the depth)."""
     # The deepest point, computed in C: the bytes reduced to what decides nesting (the
     # same comments and strings are found in them), the comments and strings dropped,
-    # then only the braces kept and summed. Only a module that goes too deep is walked
+    # then only the braces kept. Each round of deleting the innermost `{}` pairs takes one
+    # level off every nest, so rounds + the `{` left unmatched bound the depth; only past
+    # that bound are the braces summed, and only a module that goes too deep is walked
     # again, over `text` (which `data` decodes to), to find where.
     if text.count("{") <= MAX_NESTING:
         return
     braces = _NEST_TRIVIA.sub(b"", data.translate(None, _NEST_DROP)).translate(None, _NOT_BRACE)
+    rest = braces
+    rounds = 0
+    while b"{}" in rest and rounds <= MAX_NESTING:
+        rest = rest.replace(b"{}", b"")
+        rounds += 1
+    if rounds + rest.count(b"{") <= MAX_NESTING:
+        return
     if max(accumulate(map(_BRACE_STEP, braces)), default=0) <= MAX_NESTING:
         return
     depth = 0
@@ -557,10 +559,11 @@ def _number_statements(fn: Function) -> None:
                             bound = instruction_cache((scoped, state_key(keys, shadow)))
                         hit = bound.get(text)
                         if hit is None:
+                            # not kept unbound: the text recurs under this state, if at all
                             hit = parsed.get(text)
                             if hit is None:
                                 try:
-                                    hit = parsed[text] = parse_instruction(text, scoped)
+                                    hit = parse_instruction(text, scoped)
                                 except (RecursionError, ValueError, OperandSyntaxError) as exc:
                                     raise _operand_failure(item, exc) from None
                             hit = bound[text] = rebind(hit, keys, shadow)

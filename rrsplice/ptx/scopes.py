@@ -27,6 +27,7 @@ The `@` cannot occur in a PTX identifier, so a key never collides with a real na
 from __future__ import annotations
 
 import re
+from operator import is_
 
 from .model import (
     Address,
@@ -136,10 +137,27 @@ def state_key(keys: dict, shadow: tuple) -> tuple:
 
 def rebind(parsed: tuple, keys: dict, shadow: tuple) -> tuple:
     """(guard, opcode, operands) of a parsed instruction with its registers bound to the
-    declarations of the state (keys, shadow)."""
+    declarations of the state (keys, shadow). Operands that bind to nothing new are kept
+    (they are immutable)."""
     guard, opcode, operands = parsed
-    guard, operands = _rebind(guard, operands, keys, shadow)
-    return guard, opcode, operands
+    if guard is not None:
+        r = _bound(guard.reg, keys, shadow)
+        if r is not guard.reg and type(r) is Reg:
+            guard = Guard(r, guard.negated)
+    out = []
+    for op in operands:
+        t = type(op)
+        if t is Reg:            # most operands: a plain register, bound in line
+            if not op.special:
+                key = keys.get(op.name)
+                if key is not None:
+                    op = _KEYED.get(key) or _keyed(op.name, key)
+            elif shadow:
+                op = _bound(op, keys, shadow)
+        elif t is not Imm and t is not Symbol:
+            op = _bind_op(op, keys, shadow)
+        out.append(op)
+    return guard, opcode, tuple(out)
 
 
 _KEYED: dict = {}       # key -> the Reg of a register declared in a nested block
@@ -219,7 +237,8 @@ def _bind_op(op, keys: dict, shadow: tuple):
     if t is Imm or t is Symbol:
         return op
     if t is Vector:
-        return Vector(tuple(_bind_op(i, keys, shadow) for i in op.items))
+        items = [_bind_op(i, keys, shadow) for i in op.items]
+        return op if all(map(is_, items, op.items)) else Vector(tuple(items))
     if t is ParenList:
         return ParenList(tuple(_bind_op(i, keys, shadow) for i in op.items))
     if t is PredPair:
