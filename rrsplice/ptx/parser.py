@@ -559,11 +559,10 @@ def _number_statements(fn: Function) -> None:
                             bound = instruction_cache((scoped, state_key(keys, shadow)))
                         hit = bound.get(text)
                         if hit is None:
-                            # not kept unbound: the text recurs under this state, if at all
-                            hit = parsed.get(text)
+                            hit = parsed.get(text)      # the text recurs in other blocks
                             if hit is None:
                                 try:
-                                    hit = parse_instruction(text, scoped)
+                                    hit = parsed[text] = parse_instruction(text, scoped)
                                 except (RecursionError, ValueError, OperandSyntaxError) as exc:
                                     raise _operand_failure(item, exc) from None
                             hit = bound[text] = rebind(hit, keys, shadow)
