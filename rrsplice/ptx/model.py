@@ -287,6 +287,9 @@ class Statement:
     __slots__ = ("index", "is_label", "label", "start", "end", "line", "end_line", "column",
                  "depth", "block", "guard", "opcode", "operands", "function", "_text",
                  "_base", "_mods", "_view")
+    index: int              # set by the parser's numbering walk (not in __init__)
+    depth: int
+    function: Function | None
 
     def __init__(self, is_label, start, end, line, end_line, column, text,
                  label=None, block=None, guard=None, opcode=None, operands=()):

@@ -220,7 +220,7 @@ def _split_items(s: str, base: int, line: int, column0: int, blk: Block) -> None
             append(Statement(False, base + st, base + en, line, line + text.count("\n"),
                              st - nl, text, None, blk))
             continue
-        st = m.start("label" if kind == "ldir" else kind)
+        st = m.start(cast(str, "label" if kind == "ldir" else kind))   # a group matched
         k = count("\n", prev, st)
         if k:
             line += k
