@@ -519,7 +519,13 @@ def _number_statements(fn: Function) -> None:
     append = out.append
     declaring = [0]       # nested blocks that declare registers so far: their key numbers
 
-    def walk(blk: Block, scoped: frozenset, keys: dict, shadow: tuple):
+    def walk(blk: Block, scoped: frozenset, keys: dict, shadow: tuple, parsed: dict,
+             bound: dict | None):
+        # the same instruction text recurs across the kernels of a module (register
+        # numbers restart per function): its parse, immutable, is shared (`parsed`, per set
+        # of scoped names), and so is its binding under one binding state (`bound`, looked
+        # up at the first instruction after the state changes); a block that declares no
+        # names keeps its parent's
         tag = ""
         if blk.decls:
             regs = [d for d in blk.decls if d.space == ".reg"]
@@ -527,17 +533,13 @@ def _number_statements(fn: Function) -> None:
                 local = _bare_register_names(regs)
                 if local:
                     scoped = scoped | local
+                    parsed = instruction_cache(scoped)
+                    bound = parsed if not (keys or shadow) else None
                 if blk is not body:         # a nested block that declares registers
                     declaring[0] += 1
                     tag = block_tag(declaring[0])
         depth = blk.depth
         n = len(out)
-        # the same instruction text recurs across the kernels of a module (register
-        # numbers restart per function): its parse, immutable, is shared, and so is its
-        # binding under one binding state (`bound`, looked up at the first instruction
-        # after the state changes)
-        parsed = instruction_cache(scoped)
-        bound = parsed if not (keys or shadow) else None
         for item in blk.items:
             kind = type(item)
             if kind is Statement:
@@ -573,7 +575,7 @@ def _number_statements(fn: Function) -> None:
                 if item.depth > MAX_NESTING:
                     raise _OperandFailure(item.start, f"blocks nested more than {MAX_NESTING} "
                                           "deep", ["'}'"])
-                walk(item, scoped, keys, shadow)
+                walk(item, scoped, keys, shadow, parsed, bound)
                 n = len(out)
             else:
                 item.depth = depth
@@ -584,7 +586,9 @@ def _number_statements(fn: Function) -> None:
                     if new_keys is not keys or new_shadow is not shadow:
                         keys, shadow, bound = new_keys, new_shadow, None
 
-    walk(body, _bare_register_names(fn.params + fn.ret_params), {}, ())
+    scoped = _bare_register_names(fn.params + fn.ret_params)
+    parsed = instruction_cache(scoped)
+    walk(body, scoped, {}, (), parsed, parsed)
 
 
 def _operand_failure(st: Statement, exc: Exception) -> _OperandFailure:
