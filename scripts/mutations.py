@@ -586,18 +586,18 @@ MUTATIONS = [
             raise OutlineError(''', '''        if sym not in self.ctx.values.sym_regs and False:
             raise OutlineError(''', "a .shared array the call does not pass accepted"),
     Mut("rrsplice/ptx/scopes.py", "scopes-special-declared",
-        '''                elif _shadows_special(item):
-                    shadow = shadow + ((item.name, item.count, ""),)''',
-        '''                elif False:
-                    shadow = shadow + ((item.name, item.count, ""),)''',
+        '''    elif _shadows_special(d):
+        shadow = shadow + ((d.name, d.count, ""),)''',
+        '''    elif False:
+        shadow = shadow + ((d.name, d.count, ""),)''',
         "a body-level .reg with a special register's name stays machine state",
         tests=(T + "test_declarations.py",)),
     Mut("rrsplice/ptx/scopes.py", "scopes-special-range",
         'return _SPECIAL_RANGE_PREFIX.match(d.name) is not None', 'return False',
         "`.reg .b32 %envreg<40>` declares no special name", tests=(T + "test_declarations.py",)),
-    Mut("rrsplice/ptx/scopes.py", "scopes-declaration-point", '''        for item in blk.items:
-            t = type(item)''', '''        for item in sorted(blk.items, key=lambda i: type(i) is not Decl):
-            t = type(item)''', "a block's declaration binds the names used before it",
+    Mut(P, "scopes-declaration-point", '''        for item in blk.items:
+            kind = type(item)''', '''        for item in sorted(blk.items, key=lambda i: type(i) is not Decl):
+            kind = type(item)''', "a block's declaration binds the names used before it",
         tests=(T + "test_declarations.py", T + "test_scopes.py")),
     Mut(OCS, "outline-pred-passed", 'pv.value, pv.pred = p, True', 'pass',
         "a predicate passed as 1/0 not recognised", tests=(T + "test_cut_values.py",)),

@@ -287,10 +287,14 @@ class Statement:
     __slots__ = ("index", "is_label", "label", "start", "end", "line", "end_line", "column",
                  "depth", "block", "guard", "opcode", "operands", "function", "_text",
                  "_base", "_mods", "_view")
+    index: int              # set by the parser's numbering walk (not in __init__)
+    depth: int
+    function: Function | None
 
     def __init__(self, is_label, start, end, line, end_line, column, text,
                  label=None, block=None, guard=None, opcode=None, operands=()):
-        self.index = 0
+        # `index`, `depth` and `function` are set by the parser's numbering walk, which
+        # every statement of a body goes through before the model is returned
         self.is_label = is_label
         self.label = label
         self.start = start
@@ -298,12 +302,10 @@ class Statement:
         self.line = line
         self.end_line = end_line
         self.column = column
-        self.depth = 0
         self.block = block
         self.guard = guard
         self.opcode = opcode
         self.operands = operands
-        self.function = None
         self._text = text
         self._base = None     # base and modifiers are split off the opcode once, on first
         self._mods = None     # use: analyses ask for them hundreds of thousands of times

@@ -128,12 +128,14 @@ def clear_caches() -> None:
     _INSTRUCTION_CACHES.clear()
 
 
-def instruction_cache(scoped_regs: frozenset) -> dict:
+def instruction_cache(scope: frozenset | tuple) -> dict:
     """instruction text -> parse_instruction's result, for one set of scoped names (the
-    parser fills it; results are immutable, so statements share them)."""
-    cache = _INSTRUCTION_CACHES.get(scoped_regs)
+    parser fills it; results are immutable, so statements share them). `scope` is that
+    frozenset, or (the set, a binding state of rrsplice.ptx.scopes) for the results with
+    their registers bound."""
+    cache = _INSTRUCTION_CACHES.get(scope)
     if cache is None:
-        cache = _INSTRUCTION_CACHES[scoped_regs] = {}
+        cache = _INSTRUCTION_CACHES[scope] = {}
     return cache
 
 

@@ -23,7 +23,8 @@ from .isa import TYPES
 from .lexicon import DECL_ATTR, DECL_NAME, ITEM, SCOPE, SPLIT, grammar_text
 from .model import Block, Decl, Function, LabelledDirective, Module, Param, Statement
 from .operands import OperandSyntaxError, _int_value, clear_caches, instruction_cache, parse_instruction
-from .scopes import bind_scopes
+from .scopes import block_tag, declare, rebind, state_key
+from .scopes import clear_caches as clear_scope_caches
 
 _GRAMMAR = Path(__file__).with_name("grammar") / "ptx.lark"
 
@@ -195,10 +196,18 @@ def _split_items(s: str, base: int, line: int, column0: int, blk: Block) -> None
     rfind = s.rfind
     prev = 0
     nl = -column0           # so that column = st - nl on the first line too
-    # items are contiguous: each match starts where the previous ended, and the first
-    # position with no match holds only trailing trivia. (`finditer` would retry at every
-    # later character, which is quadratic in a long trailing comment.)
-    for m in _contiguous_items(s):
+    # SPLIT's matches over `s`, one after another from its start. The text is a run of
+    # items and trivia, so when it ends with an item (its last non-blank character a `;`,
+    # `:` or `}` on a line without a comment) one `finditer` up to that end yields every
+    # item, in C. Otherwise the items are matched one by one, each where the previous
+    # ended, and the first position with no match holds only trailing trivia (`finditer`
+    # would retry at every later character: quadratic in a long trailing comment).
+    end = len(s.rstrip())
+    if end and s[end - 1] in ";:}" and s.find("/", rfind("\n", 0, end) + 1, end) < 0:
+        matches = SPLIT.finditer(s, 0, end)
+    else:
+        matches = _one_by_one(s)
+    for m in matches:
         kind = m.lastgroup
         en = m.end()
         if kind == "instr":             # most items: one group lookup gives text and start
@@ -212,7 +221,7 @@ def _split_items(s: str, base: int, line: int, column0: int, blk: Block) -> None
             append(Statement(False, base + st, base + en, line, line + text.count("\n"),
                              st - nl, text, None, blk))
             continue
-        st = m.start("label" if kind == "ldir" else kind)
+        st = m.start(cast(str, "label" if kind == "ldir" else kind))   # a group matched
         k = count("\n", prev, st)
         if k:
             line += k
@@ -234,21 +243,6 @@ def _split_items(s: str, base: int, line: int, column0: int, blk: Block) -> None
             decls = _simple_decls(text, base + st, base + en, line)
             blk.decls.extend(decls)
             items.extend(decls)
-
-
-def _contiguous_items(s: str):
-    """SPLIT's matches over `s`, one after another from its start.
-
-    Text the lexer took as statements or a simple scope is a run of items and trivia, so
-    when it ends with an item (its last non-blank character a `;`, `:` or `}` on a line
-    without a comment) one `finditer` up to that end yields every item, in C. Otherwise the
-    items are matched one by one, each where the previous ended, and the first position
-    with no match holds only trailing trivia (`finditer` would retry at every later
-    character: quadratic in a long trailing comment)."""
-    end = len(s.rstrip())
-    if end and s[end - 1] in ";:}" and "/" not in s[s.rfind("\n", 0, end) + 1:end]:
-        return SPLIT.finditer(s, 0, end)
-    return _one_by_one(s)
 
 
 def _one_by_one(s: str):
@@ -418,6 +412,7 @@ def parse_bytes(data: bytes, name: str, path: str | None = None) -> Module:
         return _build(text, data, name, path)
     finally:
         clear_caches()
+        clear_scope_caches()
         _DECL_CACHE.clear()
         if was_enabled:
             gc.enable()
@@ -426,23 +421,34 @@ def parse_bytes(data: bytes, name: str, path: str | None = None) -> Module:
 _NEST = re.compile(r'[{}]|//[^\n]*+|/\*(?:[^*]|\*(?!/))*+(?:\*/)?|"[^"\n]*+"?')
 
 
-_NEST_DEPTH = re.compile(r'([{}])|//[^\n]*+|/\*(?:[^*]|\*(?!/))*+(?:\*/)?|"[^"\n]*+"?')
-_BRACE_STEP = {"{": 1, "}": -1, "": 0}.__getitem__
-_NEST_IRRELEVANT = re.compile(r'[^{}/*"\n]+')
+# what decides nesting: braces, and the characters that open and close comments and
+# strings (the bytes of every other character, UTF-8 continuation bytes included, dropped)
+_NEST_DROP = bytes(b for b in range(256) if b not in b'{}/*"\n')
+_NEST_TRIVIA = re.compile(rb'//[^\n]*+|/\*(?:[^*]|\*(?!/))*+(?:\*/)?|"[^"\n]*+"?')
+_NOT_BRACE = bytes(b for b in range(256) if b not in b"{}")
+_BRACE_STEP = {ord("{"): 1, ord("}"): -1}.__getitem__
 
 
-def _check_nesting(text: str, name: str) -> None:
+def _check_nesting(text: str, data: bytes, name: str) -> None:
     """Braces nested deeper than MAX_NESTING are an error before the LALR parser sees
     them (its stack would hold every open brace: memory in proportion to the depth)."""
-    # The deepest point, computed in C over the text reduced to what decides nesting
-    # (braces, and the characters that open and close comments and strings: the same
-    # comments and strings are found in it); only a module that goes too deep is walked
-    # again to find where.
+    # The deepest point, computed in C: the bytes reduced to what decides nesting (the
+    # same comments and strings are found in them), the comments and strings dropped,
+    # then only the braces kept. Each round of deleting the innermost `{}` pairs takes one
+    # level off every nest, so rounds + the `{` left unmatched bound the depth; only past
+    # that bound are the braces summed, and only a module that goes too deep is walked
+    # again, over `text` (which `data` decodes to), to find where.
     if text.count("{") <= MAX_NESTING:
         return
-    reduced = _NEST_IRRELEVANT.sub("", text)
-    if max(accumulate(map(_BRACE_STEP, _NEST_DEPTH.findall(reduced))), default=0) \
-            <= MAX_NESTING:
+    braces = _NEST_TRIVIA.sub(b"", data.translate(None, _NEST_DROP)).translate(None, _NOT_BRACE)
+    rest = braces
+    rounds = 0
+    while b"{}" in rest and rounds <= MAX_NESTING:
+        rest = rest.replace(b"{}", b"")
+        rounds += 1
+    if rounds + rest.count(b"{") <= MAX_NESTING:
+        return
+    if max(accumulate(map(_BRACE_STEP, braces)), default=0) <= MAX_NESTING:
         return
     depth = 0
     for m in _NEST.finditer(text):
@@ -457,7 +463,7 @@ def _check_nesting(text: str, name: str) -> None:
 
 
 def _build(text: str, data: bytes, name: str, path: str | None) -> Module:
-    _check_nesting(text, name)
+    _check_nesting(text, data, name)
     try:
         items = cast(list, _lark().parse(text))  # the transformer's start() gives a list
     except UnexpectedInput as exc:
@@ -501,27 +507,41 @@ class _OperandFailure(Exception):
 
 
 def _number_statements(fn: Function) -> None:
-    """Assign sN numbers in source order, block depth, and parse operands with the
-    block-scoped register names in view."""
-    if fn.body is None:
+    """Assign sN numbers in source order and block depth, parse operands with the
+    block-scoped register names in view, and bind registers to the declarations in force
+    (rrsplice.ptx.scopes), all in one walk."""
+    body = fn.body
+    if body is None:
         return
     out = fn.statements
-    fn.body.depth = 0
+    body.depth = 0
 
     tables = {".branchtargets": fn.branch_targets, ".calltargets": fn.call_targets,
               ".callprototype": fn.prototypes}
     append = out.append
+    declaring = [0]       # nested blocks that declare registers so far: their key numbers
 
-    def walk(blk: Block, scoped: frozenset):
+    def walk(blk: Block, scoped: frozenset, keys: dict, shadow: tuple, parsed: dict,
+             bound: dict | None):
+        # the same instruction text recurs across the kernels of a module (register
+        # numbers restart per function): its parse, immutable, is shared (`parsed`, per set
+        # of scoped names), and so is its binding under one binding state (`bound`, looked
+        # up at the first instruction after the state changes); a block that declares no
+        # names keeps its parent's
+        tag = ""
         if blk.decls:
-            local = _bare_register_names(blk.decls)
-            if local:
-                scoped = scoped | local
+            regs = [d for d in blk.decls if d.space == ".reg"]
+            if regs:
+                local = _bare_register_names(regs)
+                if local:
+                    scoped = scoped | local
+                    parsed = instruction_cache(scoped)
+                    bound = parsed if not (keys or shadow) else None
+                if blk is not body:         # a nested block that declares registers
+                    declaring[0] += 1
+                    tag = block_tag(declaring[0])
         depth = blk.depth
         n = len(out)
-        # the same instruction text recurs across the kernels of a module (register
-        # numbers restart per function): its parse, immutable, is shared
-        parsed = instruction_cache(scoped)
         for item in blk.items:
             kind = type(item)
             if kind is Statement:
@@ -531,43 +551,59 @@ def _number_statements(fn: Function) -> None:
                 item.function = fn
                 if not item.is_label:
                     text = item._text
-                    hit = parsed.get(text)
-                    if hit is not None:
-                        item.guard, item.opcode, item.operands = hit
-                        append(item)
-                        continue
-                    try:
-                        hit = parsed[text] = parse_instruction(text, scoped)
-                        item.guard, item.opcode, item.operands = hit
-                    except RecursionError:
-                        raise _OperandFailure(item.start, "operands nested too deeply",
-                                              []) from None
-                    except ValueError as exc:          # past int()'s digit limit
-                        raise _OperandFailure(item.start + _long_int_at(item._text),
-                                              _too_long(exc), []) from None
-                    except OperandSyntaxError as exc:
-                        missing = _missing_semicolon(item._text)
-                        if missing is not None:
-                            raise _OperandFailure(item.start + missing,
-                                                  "missing ';' at the end of this line",
-                                                  ["';'"]) from None
-                        raise _OperandFailure(item.start + exc.offset, exc.message,
-                                              exc.expected) from None
+                    if bound is parsed:                 # nothing to bind: most statements
+                        hit = parsed.get(text)
+                        if hit is None:
+                            try:
+                                hit = parsed[text] = parse_instruction(text, scoped)
+                            except (RecursionError, ValueError, OperandSyntaxError) as exc:
+                                raise _operand_failure(item, exc) from None
+                    else:
+                        if bound is None:
+                            bound = instruction_cache((scoped, state_key(keys, shadow)))
+                        hit = bound.get(text)
+                        if hit is None:
+                            hit = parsed.get(text)      # the text recurs in other blocks
+                            if hit is None:
+                                try:
+                                    hit = parsed[text] = parse_instruction(text, scoped)
+                                except (RecursionError, ValueError, OperandSyntaxError) as exc:
+                                    raise _operand_failure(item, exc) from None
+                            hit = bound[text] = rebind(hit, keys, shadow)
+                    item.guard, item.opcode, item.operands = hit
                 append(item)
             elif kind is Block:
                 item.depth = depth + 1
                 if item.depth > MAX_NESTING:
                     raise _OperandFailure(item.start, f"blocks nested more than {MAX_NESTING} "
                                           "deep", ["'}'"])
-                walk(item, scoped)
+                walk(item, scoped, keys, shadow, parsed, bound)
                 n = len(out)
             else:
                 item.depth = depth
                 if kind is LabelledDirective:
                     tables[item.directive][item.label] = item
+                elif kind is Decl and item.space == ".reg":
+                    new_keys, new_shadow = declare(item, tag, keys, shadow)
+                    if new_keys is not keys or new_shadow is not shadow:
+                        keys, shadow, bound = new_keys, new_shadow, None
 
-    walk(fn.body, _bare_register_names(fn.params + fn.ret_params))
-    bind_scopes(fn)
+    scoped = _bare_register_names(fn.params + fn.ret_params)
+    parsed = instruction_cache(scoped)
+    walk(body, scoped, {}, (), parsed, parsed)
+
+
+def _operand_failure(st: Statement, exc: Exception) -> _OperandFailure:
+    """parse_instruction's failure on `st`'s text, placed in the source."""
+    if isinstance(exc, OperandSyntaxError):
+        missing = _missing_semicolon(st._text)
+        if missing is not None:
+            return _OperandFailure(st.start + missing, "missing ';' at the end of this line",
+                                   ["';'"])
+        return _OperandFailure(st.start + exc.offset, exc.message, exc.expected)
+    if isinstance(exc, ValueError):         # past int()'s digit limit
+        return _OperandFailure(st.start + _long_int_at(st._text), _too_long(exc), [])
+    return _OperandFailure(st.start, "operands nested too deeply", [])   # RecursionError
 
 
 MAX_NESTING = 128

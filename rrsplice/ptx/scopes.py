@@ -10,8 +10,8 @@ The two `%r2` are different registers. Every analysis (def/use, liveness, proven
 recipe checks, outline) works on register *keys*: a register declared in the function body
 (or not declared at all) keeps its name as key; one declared in a nested block gets the key
 `NAME@B<k>`, k numbering the function's blocks that declare registers in source order
-(`declaring_block` finds the block, and its lines, again). `bind_scopes` stores the key in
-each `Reg` operand that refers to a scoped declaration, so `Reg.key` is all an analysis
+(`declaring_block` finds the block, and its lines, again). The parser's walk stores the key
+(`declare`, `rebind`) in each `Reg` operand that refers to a scoped declaration, so `Reg.key` is all an analysis
 needs; operands still compare by their text. Block numbers, not lines, make the key: an
 inline-asm block that recurs in many kernels binds to the same operands everywhere, so its
 statements keep sharing one parse.
@@ -27,6 +27,7 @@ The `@` cannot occur in a PTX identifier, so a key never collides with a real na
 from __future__ import annotations
 
 import re
+from operator import is_
 
 from .model import (
     Address,
@@ -35,12 +36,14 @@ from .model import (
     Element,
     Function,
     Guard,
+    Imm,
     Negated,
     Offset,
     ParenList,
     PredPair,
     Reg,
     Statement,
+    Symbol,
     Vector,
     is_special_register,
 )
@@ -77,8 +80,6 @@ def declared_registers(blk: Block) -> list:
     return [d for d in blk.decls if d.space == ".reg"]
 
 
-_REBOUND: dict = {}      # (operands, guard, scope state) -> rebound: shared across kernels
-
 # Prefixes of a `%NAME<N>` range that can declare a special register's name (`%pm<8>`,
 # `%envreg<32>`, `%clock<65>` declares %clock64): only those need a look at the operands.
 _SPECIAL_RANGE_PREFIX = re.compile(
@@ -89,66 +90,91 @@ def _shadows_special(d: Decl) -> bool:
     """True if `.reg` Decl `d` may declare a name PTX also gives a special register: the
     declaration makes it an ordinary variable from that point on (ptxas assembles
     `.reg .b32 %smid; ld.global.u32 %smid, [%rd1];` as a plain load)."""
+    if d.name[:1] != "%":
+        return False
     if d.count is None:
         return is_special_register(d.name)
     return _SPECIAL_RANGE_PREFIX.match(d.name) is not None
 
 
-def bind_scopes(fn: Function) -> None:
-    """Give every register operand of `fn` the identity of the declaration it refers to.
+# Binding happens during the parser's one walk over a function's items in source order
+# (rrsplice.ptx.parser numbers statements and parses operands in the same walk): the walk
+# keeps a binding state, `keys` (name -> key of the registers nested blocks declare, in
+# force at this point) and `shadow` (declarations of special registers' names, innermost
+# last), changes it with `declare` at each `.reg` declaration, and passes each parsed
+# instruction through `rebind` while the state is not empty. A declaration scopes from its
+# point on, as ptxas reads it: in `{ mov.u32 %r2, 5; .reg .b32 %r2; ... }` the first
+# write is to the *outer* %r2. Functions with neither kind of declaration never leave the
+# empty state, so nothing of theirs is rebuilt.
 
-    A declaration scopes from its point on, as ptxas reads it: in `{ mov.u32 %r2, 5;
-    .reg .b32 %r2; ... }` the first write is to the *outer* %r2. A register declared in a
-    nested block gets that declaration's key (`Reg.ident`); a `.reg` with a special
-    register's name (`.reg .b32 %smid;`) turns later operands of that name into ordinary
-    registers. Functions with neither are left untouched (one walk over the
-    declarations)."""
-    if fn.body is None or not _needs_binding(fn.body):
-        return
-    count = [0]
-    if len(_REBOUND) > 200_000:
-        _REBOUND.clear()
-
-    def walk(blk: Block, keys: dict, shadow: tuple) -> None:
-        tag = ""
-        if blk is not fn.body and declared_registers(blk):
-            count[0] += 1
-            tag = f"{SEP}B{count[0]}"
-        fp = (tuple(sorted(keys.items())), shadow)
-        for item in blk.items:
-            t = type(item)
-            if t is Statement:
-                if (keys or shadow) and not item.is_label:
-                    hit = _REBOUND.get((item.operands, item.guard, fp))
-                    if hit is None:
-                        hit = _REBOUND[(item.operands, item.guard, fp)] = \
-                            _rebind(item, keys, shadow)
-                    item.guard, item.operands = hit
-            elif t is Block:
-                walk(item, keys, shadow)
-            elif t is Decl and item.space == ".reg":
-                if tag:
-                    keys = {**keys, **{n: n + tag for n in item.names()}}
-                    if _shadows_special(item):
-                        shadow = shadow + ((item.name, item.count, tag),)
-                elif _shadows_special(item):
-                    shadow = shadow + ((item.name, item.count, ""),)
-                fp = (tuple(sorted(keys.items())), shadow)
-
-    walk(fn.body, {}, ())
+def block_tag(k: int) -> str:
+    """The key suffix of the registers declared in a function's k-th declaring block."""
+    return f"{SEP}B{k}"
 
 
-def _needs_binding(body: Block) -> bool:
-    """A nested block declares registers, or the body declares a special register's name."""
-    if any(_shadows_special(d) for d in declared_registers(body)):
-        return True
-    stack = [i for i in body.items if isinstance(i, Block)]
-    while stack:
-        blk = stack.pop()
-        if declared_registers(blk):
-            return True
-        stack.extend(i for i in blk.items if isinstance(i, Block))
-    return False
+def declare(d: Decl, tag: str, keys: dict, shadow: tuple) -> tuple:
+    """The binding state (keys, shadow) after `.reg` Decl `d` of a block whose registers
+    take the suffix `tag` ("" for the function body, whose registers keep their names;
+    a `.reg` there matters only when it hides a special register)."""
+    if tag:
+        if d.count is None:
+            keys = {**keys, d.name: d.name + tag}
+        else:
+            keys = {**keys, **{n: n + tag for n in d.names()}}
+        if _shadows_special(d):
+            shadow = shadow + ((d.name, d.count, tag),)
+    elif _shadows_special(d):
+        shadow = shadow + ((d.name, d.count, ""),)
+    return keys, shadow
+
+
+def state_key(keys: dict, shadow: tuple) -> tuple:
+    """A hashable fingerprint of a binding state: equal states rebind equally, so the
+    parsed instructions of one state are shared (an inline-asm block that recurs in many
+    kernels gets the same block number in each)."""
+    return (tuple(keys.items()), shadow)
+
+
+def rebind(parsed: tuple, keys: dict, shadow: tuple) -> tuple:
+    """(guard, opcode, operands) of a parsed instruction with its registers bound to the
+    declarations of the state (keys, shadow). Operands that bind to nothing new are kept
+    (they are immutable)."""
+    guard, opcode, operands = parsed
+    if guard is not None:
+        r = _bound(guard.reg, keys, shadow)
+        if r is not guard.reg and type(r) is Reg:
+            guard = Guard(r, guard.negated)
+    out = []
+    for op in operands:
+        t = type(op)
+        if t is Reg:            # most operands: a plain register, bound in line
+            if not op.special:
+                key = keys.get(op.name)
+                if key is not None:
+                    op = _KEYED.get(key) or _keyed(op.name, key)
+            elif shadow:
+                op = _bound(op, keys, shadow)
+        elif t is not Imm and t is not Symbol:
+            op = _bind_op(op, keys, shadow)
+        out.append(op)
+    return guard, opcode, tuple(out)
+
+
+_KEYED: dict = {}       # key -> the Reg of a register declared in a nested block
+
+
+def clear_caches() -> None:
+    """Forget the keyed registers (the parser calls this per module to bound memory)."""
+    _KEYED.clear()
+
+
+def _keyed(name: str, key: str) -> Reg:
+    """The Reg `name` with identity `key` (one object for all its uses: Regs are
+    immutable)."""
+    r = _KEYED.get(key)
+    if r is None:
+        r = _KEYED[key] = Reg(name, False, key)
+    return r
 
 
 def _declares(entry: tuple, name: str) -> bool:
@@ -170,14 +196,13 @@ def _shadowing(name: str, shadow: tuple) -> Reg | None:
     return None
 
 
-def _rebind(st: Statement, keys: dict, shadow: tuple) -> tuple:
-    """(guard, operands) of `st` with scoped registers keyed."""
-    g = st.guard
+def _rebind(g: Guard | None, operands: tuple, keys: dict, shadow: tuple) -> tuple:
+    """(guard, operands) with scoped registers keyed."""
     if g is not None:
         r = _bound(g.reg, keys, shadow)
         if r is not g.reg and type(r) is Reg:
             g = Guard(r, g.negated)
-    return g, tuple(_bind_op(op, keys, shadow) for op in st.operands)
+    return g, tuple([_bind_op(op, keys, shadow) for op in operands])
 
 
 def _bound(r: Reg, keys: dict, shadow: tuple):
@@ -196,7 +221,7 @@ def _bound(r: Reg, keys: dict, shadow: tuple):
                 return Element(hit, elem)
         return r
     key = keys.get(r.name)
-    return r if key is None else Reg(r.name, False, key)
+    return r if key is None else _keyed(r.name, key)
 
 
 def _reg_of(op, keys: dict, shadow: tuple):
@@ -209,8 +234,11 @@ def _bind_op(op, keys: dict, shadow: tuple):
     t = type(op)
     if t is Reg:
         return _bound(op, keys, shadow)
+    if t is Imm or t is Symbol:
+        return op
     if t is Vector:
-        return Vector(tuple(_bind_op(i, keys, shadow) for i in op.items))
+        items = [_bind_op(i, keys, shadow) for i in op.items]
+        return op if all(map(is_, items, op.items)) else Vector(tuple(items))
     if t is ParenList:
         return ParenList(tuple(_bind_op(i, keys, shadow) for i in op.items))
     if t is PredPair:
@@ -254,7 +282,7 @@ def bind_outer(fn: Function, shadow: tuple) -> None:
         return
     for st in fn.statements:
         if not st.is_label:
-            st.guard, st.operands = _rebind(st, {}, shadow)
+            st.guard, st.operands = _rebind(st.guard, st.operands, {}, shadow)
 
 
 def scope_blocks(fn: Function) -> list:
