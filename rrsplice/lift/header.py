@@ -74,6 +74,12 @@ typedef unsigned short rr_u16;
 typedef unsigned int rr_u32;
 typedef unsigned long long rr_u64;
 
+/* RR_LIFT_FI: inlined into the body. RR_LIFT_OL: the portable building blocks with
+ * branches or loops (f16/e4m3 rounding, f16 arithmetic, the mma fallback, lane exchanges),
+ * one out-of-line copy each on HIP and the host, so the body's own function stays small
+ * for the optimiser and the structurizer (their time grows faster than the function);
+ * CUDA's are single instructions and stay inline. RR_LIFT_DEVICE_PASS: 0 only in the host
+ * pass of a CUDA or HIP compilation, which needs none of the device-only body. */
 #if defined(__HIP__) && !defined(RR_HOST_TEST)
 #  define RR_LIFT_HIP 1
 #  ifndef __device__
@@ -81,12 +87,26 @@ typedef unsigned long long rr_u64;
 #    define __shared__ __attribute__((shared))
 #  endif
 #  define RR_LIFT_FI __device__ static inline __attribute__((always_inline))
+#  define RR_LIFT_OL __device__ static inline __attribute__((noinline))
+#  ifdef __HIP_DEVICE_COMPILE__
+#    define RR_LIFT_DEVICE_PASS 1
+#  else
+#    define RR_LIFT_DEVICE_PASS 0
+#  endif
 #elif defined(__CUDACC__) && !defined(RR_HOST_TEST)
 #  define RR_LIFT_CUDA 1
 #  define RR_LIFT_FI __device__ static __forceinline__
+#  define RR_LIFT_OL RR_LIFT_FI
+#  ifdef __CUDA_ARCH__
+#    define RR_LIFT_DEVICE_PASS 1
+#  else
+#    define RR_LIFT_DEVICE_PASS 0
+#  endif
 #else
 #  define RR_LIFT_HOST 1
 #  define RR_LIFT_FI static inline
+#  define RR_LIFT_OL static inline __attribute__((noinline))
+#  define RR_LIFT_DEVICE_PASS 1
 #  ifndef __device__
 #    define __device__
 #  endif
@@ -201,14 +221,14 @@ RR_LIFT_FI float rr_ftz(float x)
     return (u & 0x7f800000u) == 0 ? rr_float(u & 0x80000000u) : x;
 }
 /* min/max ignoring one NaN, -0 below +0 (PTX ISA 9.7.3.10/11; ZLUDA: llvm.minimumnum) */
-RR_LIFT_FI float rr_minnum(float a, float b)
+RR_LIFT_OL float rr_minnum(float a, float b)
 {
     if (a != a) return b != b ? rr_float(0x7fffffffu) : b;
     if (b != b) return a;
     if (a == b) return (rr_bits(a) & 0x80000000u) ? a : b;
     return a < b ? a : b;
 }
-RR_LIFT_FI float rr_maxnum(float a, float b)
+RR_LIFT_OL float rr_maxnum(float a, float b)
 {
     if (a != a) return b != b ? rr_float(0x7fffffffu) : b;
     if (b != b) return a;
@@ -216,7 +236,7 @@ RR_LIFT_FI float rr_maxnum(float a, float b)
     return a > b ? a : b;
 }
 /* f16 bits -> f32 (exact) */
-RR_LIFT_FI float rr_f16_to_f32(rr_u32 h)
+RR_LIFT_OL float rr_f16_to_f32(rr_u32 h)
 {
     const rr_u32 s = (h & 0x8000u) << 16, e = (h >> 10) & 0x1fu, m = h & 0x3ffu;
     if (e == 0x1f) return rr_float(s | 0x7f800000u | (m << 13));
@@ -228,7 +248,7 @@ RR_LIFT_FI float rr_f16_to_f32(rr_u32 h)
 }
 /* f32 -> f16 bits, round to nearest even (rz = 0) or toward zero (rz = 1); NaN -> 0x7fff
  * (the canonical NaN of cvt.f16.f32) */
-RR_LIFT_FI rr_u32 rr_f32_to_f16(float f, int rz)
+RR_LIFT_OL rr_u32 rr_f32_to_f16(float f, int rz)
 {
     const rr_u32 u = rr_bits(f), s = (u >> 16) & 0x8000u;
     const int e = (int)((u >> 23) & 0xff);
@@ -248,14 +268,14 @@ RR_LIFT_FI rr_u32 rr_f32_to_f16(float f, int rz)
     return s | bits;
 }
 /* f32 -> f16 bits rounded to odd (sticky): a later rounding to fewer bits is then exact */
-RR_LIFT_FI rr_u32 rr_f32_to_f16_odd(float f)
+RR_LIFT_OL rr_u32 rr_f32_to_f16_odd(float f)
 {
     const rr_u32 t = rr_f32_to_f16(f, 1);
     if ((t & 0x7c00u) == 0x7c00u) return t;
     return (rr_f16_to_f32(t) != f) ? (t | 1u) : t;
 }
 /* double -> f16 bits, round to nearest even, one step */
-RR_LIFT_FI rr_u32 rr_f64_to_f16(double x)
+RR_LIFT_OL rr_u32 rr_f64_to_f16(double x)
 {
     const rr_u64 u = rr_bits64(x);
     const rr_u32 sign = (rr_u32)(u >> 48) & 0x8000u;
@@ -280,24 +300,24 @@ RR_LIFT_FI rr_u32 rr_h_nan(rr_u32 a, rr_u32 b)
     return 0x7fffu;                         /* the canonical NaN of f16 arithmetic */
 }
 RR_LIFT_FI int rr_h_isnan(rr_u32 h) { return (h & 0x7c00u) == 0x7c00u && (h & 0x3ffu); }
-RR_LIFT_FI rr_u32 rr_h_add(rr_u32 a, rr_u32 b)
+RR_LIFT_OL rr_u32 rr_h_add(rr_u32 a, rr_u32 b)
 {
     if (rr_h_isnan(a) || rr_h_isnan(b)) return rr_h_nan(a, b);
     return rr_f64_to_f16((double)rr_f16_to_f32(a) + (double)rr_f16_to_f32(b));
 }
-RR_LIFT_FI rr_u32 rr_h_sub(rr_u32 a, rr_u32 b)
+RR_LIFT_OL rr_u32 rr_h_sub(rr_u32 a, rr_u32 b)
 {
     if (rr_h_isnan(a) || rr_h_isnan(b)) return rr_h_nan(a, b);
     return rr_f64_to_f16((double)rr_f16_to_f32(a) - (double)rr_f16_to_f32(b));
 }
-RR_LIFT_FI rr_u32 rr_h_mul(rr_u32 a, rr_u32 b)
+RR_LIFT_OL rr_u32 rr_h_mul(rr_u32 a, rr_u32 b)
 {
     if (rr_h_isnan(a) || rr_h_isnan(b)) return rr_h_nan(a, b);
     return rr_f64_to_f16((double)rr_f16_to_f32(a) * (double)rr_f16_to_f32(b));
 }
 /* a * b + c with one rounding: the product is exact in double; the sum is rounded to odd
  * there (its error term from a two-sum), so the final rounding to f16 is exact */
-RR_LIFT_FI rr_u32 rr_h_fma(rr_u32 a, rr_u32 b, rr_u32 c)
+RR_LIFT_OL rr_u32 rr_h_fma(rr_u32 a, rr_u32 b, rr_u32 c)
 {
     if (rr_h_isnan(a) || rr_h_isnan(b) || rr_h_isnan(c)) return 0x7fffu;
     const double p = (double)rr_f16_to_f32(a) * (double)rr_f16_to_f32(b);
@@ -316,7 +336,7 @@ RR_LIFT_FI rr_u32 rr_h_fma(rr_u32 a, rr_u32 b, rr_u32 c)
     return rr_f64_to_f16(s);
 }
 /* min/max of f16: ignoring one NaN, -0 below +0 */
-RR_LIFT_FI rr_u32 rr_h_min(rr_u32 a, rr_u32 b)
+RR_LIFT_OL rr_u32 rr_h_min(rr_u32 a, rr_u32 b)
 {
     if (rr_h_isnan(a)) return rr_h_isnan(b) ? 0x7fffu : b;
     if (rr_h_isnan(b)) return a;
@@ -324,7 +344,7 @@ RR_LIFT_FI rr_u32 rr_h_min(rr_u32 a, rr_u32 b)
     if (x == y) return (a & 0x8000u) ? a : b;
     return x < y ? a : b;
 }
-RR_LIFT_FI rr_u32 rr_h_max(rr_u32 a, rr_u32 b)
+RR_LIFT_OL rr_u32 rr_h_max(rr_u32 a, rr_u32 b)
 {
     if (rr_h_isnan(a)) return rr_h_isnan(b) ? 0x7fffu : b;
     if (rr_h_isnan(b)) return a;
@@ -339,7 +359,7 @@ RR_LIFT_FI rr_u32 rr_h2(rr_u32 a, rr_u32 b, rr_u32 (*op)(rr_u32, rr_u32))
 }
 /* f16 bits -> e4m3 byte, round to nearest even, saturating to +-448 (.satfinite); NaN ->
  * 0x7f; relu: negative values (and -0) to +0 (PTX ISA 9.7.9.21, cvt with .e4m3x2) */
-RR_LIFT_FI rr_u32 rr_f16_to_e4m3(rr_u32 h, int relu)
+RR_LIFT_OL rr_u32 rr_f16_to_e4m3(rr_u32 h, int relu)
 {
     if (rr_h_isnan(h)) return 0x7fu;
     rr_u32 s = (h >> 8) & 0x80u;
@@ -362,7 +382,7 @@ RR_LIFT_FI rr_u32 rr_f16_to_e4m3(rr_u32 h, int relu)
     return s | bits;
 }
 /* e4m3 byte -> f16 bits (exact) */
-RR_LIFT_FI rr_u32 rr_e4m3_to_f16(rr_u32 b)
+RR_LIFT_OL rr_u32 rr_e4m3_to_f16(rr_u32 b)
 {
     const rr_u32 s = (b & 0x80u) << 8;
     const rr_u32 e = (b >> 3) & 0xfu, m = b & 7u;
@@ -392,7 +412,7 @@ RR_LIFT_FI rr_u32 rr_f32_to_s32_rzi(float f)
 }
 /* prmt (default mode): byte i of the result is byte c[4i+2:4i] of {b, a}, its sign
  * replicated when c[4i+3] is set (PTX ISA 9.7.9.7; ZLUDA: prmt_b32) */
-RR_LIFT_FI rr_u32 rr_prmt(rr_u32 a, rr_u32 b, rr_u32 c)
+RR_LIFT_OL rr_u32 rr_prmt(rr_u32 a, rr_u32 b, rr_u32 c)
 {
     const rr_u64 x = ((rr_u64)b << 32) | a;
     rr_u32 r = 0;
@@ -431,6 +451,27 @@ RR_LIFT_FI float rr_sqrt_approx(float x) { return __builtin_sqrtf(x); }
 #endif
 
 /* ---- warp-collective instructions ---- */
+struct rr_u32x2 { rr_u32 x, y; };
+#if !defined(RR_LIFT_CUDA)
+/* the portable shfl: (the value, 1 if the source lane was in range) */
+RR_LIFT_OL struct rr_u32x2 rr_shfl_portable(int mode, rr_u32 a, rr_u32 b, rr_u32 c)
+{
+    const int self = (int)rr_sreg_laneid();
+    const int section = (int)((c >> 8) & 31u), end = (int)(c & 31u), delta = (int)(b & 31u);
+    const int sub = section & self, sub_end = sub | (~section & end);
+    int idx;
+    bool out;
+    switch (mode) {
+    case 0: idx = self - delta; out = idx < sub; break;
+    case 1: idx = self + delta; out = idx > sub_end; break;
+    case 2: idx = self ^ delta; out = idx > sub_end; break;
+    default: idx = (delta & ~section) | sub; out = idx > sub_end; break;
+    }
+    if (out) idx = self;
+    const struct rr_u32x2 r = {rr_lift_lane(a, idx), out ? 0u : 1u};
+    return r;
+}
+#endif
 /* shfl.sync.{up,down,bfly,idx}.b32 d|p, a, b, c, membermask (PTX ISA 9.7.9.6; HIP as
  * zluda_ptx_impl.cpp shfl_sync_*_b32_pred: the bounds from c, ds_bpermute) */
 RR_LIFT_FI rr_u32 rr_shfl(int mode, rr_u32 a, rr_u32 b, rr_u32 c, rr_u32 mask, bool *p)
@@ -451,26 +492,15 @@ RR_LIFT_FI rr_u32 rr_shfl(int mode, rr_u32 a, rr_u32 b, rr_u32 c, rr_u32 mask, b
     return r;
 #else
     (void)mask;
-    const int self = (int)rr_sreg_laneid();
-    const int section = (int)((c >> 8) & 31u), end = (int)(c & 31u), delta = (int)(b & 31u);
-    const int sub = section & self, sub_end = sub | (~section & end);
-    int idx;
-    bool out;
-    switch (mode) {
-    case 0: idx = self - delta; out = idx < sub; break;
-    case 1: idx = self + delta; out = idx > sub_end; break;
-    case 2: idx = self ^ delta; out = idx > sub_end; break;
-    default: idx = (delta & ~section) | sub; out = idx > sub_end; break;
-    }
-    if (out) idx = self;
-    if (p) *p = !out;
-    return rr_lift_lane(a, idx);
+    const struct rr_u32x2 r = rr_shfl_portable(mode, a, b, c);
+    if (p) *p = r.y != 0;
+    return r.x;
 #endif
 }
 
 /* movmatrix.sync.aligned.m8n8.trans.b16 (PTX ISA 9.7.14.8): lane l holds row l/4,
  * columns 2(l%4), 2(l%4)+1 of an 8x8 b16 matrix; the result holds the transpose */
-RR_LIFT_FI rr_u32 rr_movmatrix_trans(rr_u32 a)
+RR_LIFT_OL rr_u32 rr_movmatrix_trans(rr_u32 a)
 {
 #if defined(RR_LIFT_CUDA)
     rr_u32 r;
@@ -498,14 +528,16 @@ RR_LIFT_FI double rr_e4m3_f64(rr_u32 b)
     if (e == 0) return sign * m * 0x1p-9;
     return sign * (8 + m) * __builtin_ldexp(1.0, e - 10);
 }
-RR_LIFT_FI void rr_mma_m16n8k32_f16_e4m3(const rr_u32 a[4], const rr_u32 b[2],
-                                         const rr_u32 c[2], rr_u32 d[2])
+RR_LIFT_OL struct rr_u32x2 rr_mma_m16n8k32_f16_e4m3(rr_u32 a0, rr_u32 a1, rr_u32 a2, rr_u32 a3,
+                                                   rr_u32 b0, rr_u32 b1, rr_u32 c0, rr_u32 c1)
 {
+    struct rr_u32x2 d;
 #if defined(RR_LIFT_CUDA)
     asm volatile("mma.sync.aligned.m16n8k32.row.col.f16.e4m3.e4m3.f16 {%0, %1}, {%2, %3, %4, %5}, {%6, %7}, {%8, %9};"
-                 : "=r"(d[0]), "=r"(d[1])
-                 : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b[0]), "r"(b[1]), "r"(c[0]), "r"(c[1]));
+                 : "=r"(d.x), "=r"(d.y)
+                 : "r"(a0), "r"(a1), "r"(a2), "r"(a3), "r"(b0), "r"(b1), "r"(c0), "r"(c1));
 #else
+    const rr_u32 a[4] = {a0, a1, a2, a3}, b[2] = {b0, b1}, c[2] = {c0, c1};
     const int l = (int)rr_sreg_laneid(), g = l >> 2, t = l & 3;
     /* A rows g and g + 8, k = 0..31: A[r][k] is byte k%4 of register (r/8) + 2(k/16) of
      * lane 4(r%8) + (k%16)/4; B[k][n]: byte k%4 of register k/16 of lane 4n + (k%16)/4 */
@@ -528,9 +560,10 @@ RR_LIFT_FI void rr_mma_m16n8k32_f16_e4m3(const rr_u32 a[4], const rr_u32 b[2],
         const double b1 = rr_e4m3_f64((bcol[1][w] >> sh) & 0xffu);
         s[0] += a0 * b0; s[1] += a0 * b1; s[2] += a1 * b0; s[3] += a1 * b1;
     }
-    d[0] = rr_f64_to_f16(s[0]) | (rr_f64_to_f16(s[1]) << 16);
-    d[1] = rr_f64_to_f16(s[2]) | (rr_f64_to_f16(s[3]) << 16);
+    d.x = rr_f64_to_f16(s[0]) | (rr_f64_to_f16(s[1]) << 16);
+    d.y = rr_f64_to_f16(s[2]) | (rr_f64_to_f16(s[3]) << 16);
 #endif
+    return d;
 }
 
 /* ---- the instruction helpers this body uses ---- */
