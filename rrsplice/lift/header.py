@@ -218,7 +218,16 @@ RR_LIFT_FI rr_u32 rr_lift_linear_tid(void)
 RR_LIFT_FI float rr_ftz(float x)
 {
     const rr_u32 u = rr_bits(x);
-    return (u & 0x7f800000u) == 0 ? rr_float(u & 0x80000000u) : x;
+    /* a mask, not a branch: the inlined copies add no blocks to the body's function */
+    const rr_u32 keep = (u & 0x7f800000u) == 0 ? 0x80000000u : 0xffffffffu;
+    return rr_float(u & keep);
+}
+/* c ? a : b as a bit mask: inlined, it adds no blocks to the body's function (a `?:` of
+ * non-constants is a branch until the optimiser has run) */
+RR_LIFT_FI float rr_select_f32(bool c, float a, float b)
+{
+    const rr_u32 m = c ? 0xffffffffu : 0u;
+    return rr_float((rr_bits(a) & m) | (rr_bits(b) & ~m));
 }
 /* min/max ignoring one NaN, -0 below +0 (PTX ISA 9.7.3.10/11; ZLUDA: llvm.minimumnum) */
 RR_LIFT_OL float rr_minnum(float a, float b)
@@ -437,8 +446,8 @@ RR_LIFT_FI float rr_ex2_approx(float x)
 {
     /* zluda_ptx_impl.cpp ex2_approx_f32: halve below -126 and square the result */
     const bool small = x < -126.0f;
-    const float r = __builtin_amdgcn_exp2f(small ? x * 0.5f : x);
-    return small ? r * r : r;
+    const float r = __builtin_amdgcn_exp2f(rr_select_f32(small, x * 0.5f, x));
+    return rr_select_f32(small, r * r, r);
 }
 RR_LIFT_FI float rr_rsqrt_approx(float x) { return __builtin_amdgcn_rsqf(x); }
 RR_LIFT_FI float rr_rcp_approx(float x) { return __builtin_amdgcn_rcpf(x); }
