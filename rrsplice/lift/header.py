@@ -16,11 +16,9 @@ from .semantics import ASM, C_TYPES, Sem
 HEADER_NAME = "rr_lift.h"
 
 
-def _asm_helper(row: Sem) -> tuple[list[str], list[str], int]:
-    """The CUDA implementation: the row's form as inline assembly."""
-    ops = "abcd"
-    args = [f"{C_TYPES[t]} {ops[i]}" for i, t in enumerate(row.srcs)]
-    n = len(row.srcs)
+def _asm_statement(row: Sem, ops: tuple) -> tuple[str, str, str]:
+    """The CUDA implementation: (declaration of `r`, the row's form as inline assembly of
+    the operands named `ops`, the result expression)."""
     ins, srcs = [], []
     pre, post = "", ""
     for i, t in enumerate(row.srcs):
@@ -35,25 +33,35 @@ def _asm_helper(row: Sem) -> tuple[list[str], list[str], int]:
         dst, out = "p", '"=r"(r)'
         pre = " .reg .pred p;" + pre
         post = " selp.u32 %0, 1, 0, p;"
-        decl, ret = "rr_u32 r;", "return r != 0;"
+        decl, ret = "rr_u32 r;", "r != 0"
     else:
         dst, out = "%0", f'"={ASM[row.dst]}"(r)'
-        decl, ret = f"{C_TYPES[row.dst]} r;", "return r;"
+        decl, ret = f"{C_TYPES[row.dst]} r;", "r"
     text = f"{row.form} {', '.join([dst] + srcs)};"
     if pre or post:
         text = "{" + pre + " " + text + post + "}"
-    return [f"    {decl}", f'    asm("{text}" : {out} : {", ".join(ins)});', f"    {ret}"], \
-        args, n
+    return decl, f'asm("{text}" : {out} : {", ".join(ins)});', ret
 
 
 def helper_text(row: Sem) -> str:
-    body, args, _ = _asm_helper(row)
-    sig = f"RR_LIFT_FI {C_TYPES[row.dst]} {row.helper}({', '.join(args)})"
+    """One row's helper. CUDA: a macro around the instruction (a GNU statement expression,
+    each operand evaluated once), so the body's function has nothing to inline: cicc's time
+    on a whole-region body grows with the number of inlined calls. HIP and the host: an
+    inlined function of the portable implementation."""
+    ops = tuple("abcd"[:len(row.srcs)])
+    decl, asm, ret = _asm_statement(row, tuple(f"rr_{o}_" for o in ops))
+    lets = "".join(f"const {C_TYPES[t]} rr_{o}_ = ({o}); " for o, t in zip(ops, row.srcs,
+                                                                            strict=True))
+    args = ", ".join(f"{C_TYPES[t]} {o}" for o, t in zip(ops, row.srcs, strict=True))
     return "\n".join([
         f"/* {row.form}: CUDA the instruction itself; HIP as ZLUDA ({row.zluda})"
         + ("" if row.exact else "; host: libm, not exact") + " */",
-        sig, "{", "#if defined(RR_LIFT_CUDA)", *body, "#else",
-        f"    {row.portable}", "#endif", "}"])
+        "#if defined(RR_LIFT_CUDA)",
+        f"#  define {row.helper}({', '.join(ops)}) "
+        f"(__extension__ ({{ {lets}{decl} {asm} {ret}; }}))",
+        "#else",
+        f"RR_LIFT_FI {C_TYPES[row.dst]} {row.helper}({args or 'void'})",
+        "{", f"    {row.portable}", "}", "#endif"])
 
 
 def header_text(rows) -> str:
@@ -116,10 +124,11 @@ typedef unsigned long long rr_u64;
 #endif
 
 /* ---- bits ---- */
-RR_LIFT_FI rr_u32 rr_bits(float f) { rr_u32 u; __builtin_memcpy(&u, &f, 4); return u; }
-RR_LIFT_FI float rr_float(rr_u32 u) { float f; __builtin_memcpy(&f, &u, 4); return f; }
-RR_LIFT_FI rr_u64 rr_bits64(double f) { rr_u64 u; __builtin_memcpy(&u, &f, 8); return u; }
-RR_LIFT_FI double rr_double(rr_u64 u) { double f; __builtin_memcpy(&f, &u, 8); return f; }
+/* bit casts as macros: thousands of them in a whole-region body, nothing to inline */
+#define rr_bits(f) __builtin_bit_cast(rr_u32, (float)(f))
+#define rr_float(u) __builtin_bit_cast(float, (rr_u32)(u))
+#define rr_bits64(f) __builtin_bit_cast(rr_u64, (double)(f))
+#define rr_double(u) __builtin_bit_cast(double, (rr_u64)(u))
 
 /* ---- machine state: special registers, lane exchange, barriers ---- */
 #if defined(RR_LIFT_CUDA)
@@ -537,15 +546,20 @@ RR_LIFT_FI double rr_e4m3_f64(rr_u32 b)
     if (e == 0) return sign * m * 0x1p-9;
     return sign * (8 + m) * __builtin_ldexp(1.0, e - 10);
 }
+#if defined(RR_LIFT_CUDA)
+/* the instruction, as a macro (a statement expression: each operand evaluated once) */
+#  define rr_mma_m16n8k32_f16_e4m3(a0, a1, a2, a3, b0, b1, c0, c1) (__extension__ ({ \
+    struct rr_u32x2 rr_d_; \
+    asm volatile("mma.sync.aligned.m16n8k32.row.col.f16.e4m3.e4m3.f16 {%0, %1}, {%2, %3, %4, %5}, {%6, %7}, {%8, %9};" \
+                 : "=r"(rr_d_.x), "=r"(rr_d_.y) \
+                 : "r"((rr_u32)(a0)), "r"((rr_u32)(a1)), "r"((rr_u32)(a2)), "r"((rr_u32)(a3)), \
+                   "r"((rr_u32)(b0)), "r"((rr_u32)(b1)), "r"((rr_u32)(c0)), "r"((rr_u32)(c1))); \
+    rr_d_; }))
+#else
 RR_LIFT_OL struct rr_u32x2 rr_mma_m16n8k32_f16_e4m3(rr_u32 a0, rr_u32 a1, rr_u32 a2, rr_u32 a3,
                                                    rr_u32 b0, rr_u32 b1, rr_u32 c0, rr_u32 c1)
 {
     struct rr_u32x2 d;
-#if defined(RR_LIFT_CUDA)
-    asm volatile("mma.sync.aligned.m16n8k32.row.col.f16.e4m3.e4m3.f16 {%0, %1}, {%2, %3, %4, %5}, {%6, %7}, {%8, %9};"
-                 : "=r"(d.x), "=r"(d.y)
-                 : "r"(a0), "r"(a1), "r"(a2), "r"(a3), "r"(b0), "r"(b1), "r"(c0), "r"(c1));
-#else
     const rr_u32 a[4] = {a0, a1, a2, a3}, b[2] = {b0, b1}, c[2] = {c0, c1};
     const int l = (int)rr_sreg_laneid(), g = l >> 2, t = l & 3;
     /* A rows g and g + 8, k = 0..31: A[r][k] is byte k%4 of register (r/8) + 2(k/16) of
@@ -571,9 +585,9 @@ RR_LIFT_OL struct rr_u32x2 rr_mma_m16n8k32_f16_e4m3(rr_u32 a0, rr_u32 a1, rr_u32
     }
     d.x = rr_f64_to_f16(s[0]) | (rr_f64_to_f16(s[1]) << 16);
     d.y = rr_f64_to_f16(s[2]) | (rr_f64_to_f16(s[3]) << 16);
-#endif
     return d;
 }
+#endif
 
 /* ---- the instruction helpers this body uses ---- */
 @HELPERS@
