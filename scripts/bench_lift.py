@@ -83,7 +83,7 @@ def region_statements(recipe: Path, src: Path) -> int:
             "from rrsplice.lift.region import lift_region; "
             "b = lift_region(sys.argv[2], sys.argv[3]); print(b.region[1] - b.region[0] + 1)")
     out = subprocess.run([sys.executable, "-c", code, str(src), str(recipe), "registers"],
-                         check=True, capture_output=True, text=True).stdout
+                         check=True, capture_output=True, text=True, cwd=src).stdout
     return int(out.split()[-1])
 
 
@@ -93,10 +93,12 @@ def bench_one(recipe: Path, src: Path, work: Path, a) -> dict:
     work.mkdir(parents=True, exist_ok=True)
     res: dict = {"statements": region_statements(recipe, src)}
     body = work / "body.cu"
+    # run from `work`: `python -m` puts the working directory first on the path
     runs = [timed([sys.executable, "-m", "rrsplice", "body", "new", str(recipe), "--staging",
-                   a.staging, "-o", str(body)], env=env) for _ in range(a.repeat)]
+                   a.staging, "-o", str(body)], cwd=work, env=env) for _ in range(a.repeat)]
     res["body_new_wall_s"] = min(r["wall"] for r in runs)
     res["cxx_lines"] = body.read_text().count("\n")
+    res["out_of_line"] = "RR_LIFT_OL" in (work / "rr_lift.h").read_text()
     res["nvcc"] = best([timed(["nvcc", "-O3", "-arch=sm_89", "-rdc=true", "-c", "body.cu", "-o",
                                "b.o"], cwd=work, timeout=a.timeout) for _ in range(a.repeat)])
     if not a.skip_hip:
