@@ -86,7 +86,9 @@ typedef unsigned long long rr_u64;
  * branches or loops (f16/e4m3 rounding, f16 arithmetic, the mma fallback, lane exchanges),
  * one out-of-line copy each on HIP and the host, so the body's own function stays small
  * for the optimiser and the structurizer (their time grows faster than the function);
- * CUDA's are single instructions and stay inline. RR_LIFT_DEVICE_PASS: 0 only in the host
+ * CUDA's are single instructions and stay inline. RR_LIFT_NI: out of line on every target
+ * (the image mode's mma step: inlined 900 times, its image loads cost cicc 90 s on swin_big).
+ * RR_LIFT_DEVICE_PASS: 0 only in the host
  * pass of a CUDA or HIP compilation, which needs none of the device-only body. */
 #if defined(__HIP__) && !defined(RR_HOST_TEST)
 #  define RR_LIFT_HIP 1
@@ -96,6 +98,7 @@ typedef unsigned long long rr_u64;
 #  endif
 #  define RR_LIFT_FI __device__ static inline __attribute__((always_inline))
 #  define RR_LIFT_OL __device__ static inline __attribute__((noinline))
+#  define RR_LIFT_NI RR_LIFT_OL
 #  ifdef __HIP_DEVICE_COMPILE__
 #    define RR_LIFT_DEVICE_PASS 1
 #  else
@@ -105,6 +108,7 @@ typedef unsigned long long rr_u64;
 #  define RR_LIFT_CUDA 1
 #  define RR_LIFT_FI __device__ static __forceinline__
 #  define RR_LIFT_OL RR_LIFT_FI
+#  define RR_LIFT_NI __device__ static __noinline__
 #  ifdef __CUDA_ARCH__
 #    define RR_LIFT_DEVICE_PASS 1
 #  else
@@ -114,6 +118,7 @@ typedef unsigned long long rr_u64;
 #  define RR_LIFT_HOST 1
 #  define RR_LIFT_FI static inline
 #  define RR_LIFT_OL static inline __attribute__((noinline))
+#  define RR_LIFT_NI RR_LIFT_OL
 #  define RR_LIFT_DEVICE_PASS 1
 #  ifndef __device__
 #    define __device__
