@@ -85,8 +85,10 @@ def lift_function(fn, path: str, sections: dict | None = None, mma_hook=None,
             decls.append(f"    [[maybe_unused]] {C_TYPES[cls]} " + ", ".join(f"{v} = {init}" for v in vs[i:i + 8])
                          + ";")
     rtype = tname and f"struct {tname}" or "void"
+    # the definition is compiled in the device pass only (the host pass of nvcc or
+    # clang's HIP sees the declaration: a kernel in the same file may call it)
     out = [f'extern "C" __device__ {rtype} {names.callee(fn.name)}(' +
-           (",\n    ".join(sig) if sig else "void") + ")", "{"]
+           (",\n    ".join(sig) if sig else "void") + ")", "#if RR_LIFT_DEVICE_PASS", "{"]
     out += [f"    /* {len(used)} registers of {fn.name}, as their bits */"] + decls
     if tname:
         out.append(f"    struct {tname} rr_ret = {{}};")
@@ -94,7 +96,7 @@ def lift_function(fn, path: str, sections: dict | None = None, mma_hook=None,
     out += ["    " + x if x else "" for x in body]
     if tname:
         out.append("    return rr_ret;")
-    out.append("}")
+    out += ["}", "#else", ";", "#endif"]
     return Lifted(fn.name, "\n".join(out) + "\n", list(ctx.used.values()),
                   sorted(ctx.calls.values()), len(fn.statements),
                   ret_struct=struct)

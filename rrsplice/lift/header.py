@@ -16,11 +16,9 @@ from .semantics import ASM, C_TYPES, Sem
 HEADER_NAME = "rr_lift.h"
 
 
-def _asm_helper(row: Sem) -> tuple[list[str], list[str], int]:
-    """The CUDA implementation: the row's form as inline assembly."""
-    ops = "abcd"
-    args = [f"{C_TYPES[t]} {ops[i]}" for i, t in enumerate(row.srcs)]
-    n = len(row.srcs)
+def _asm_statement(row: Sem, ops: tuple) -> tuple[str, str, str]:
+    """The CUDA implementation: (declaration of `r`, the row's form as inline assembly of
+    the operands named `ops`, the result expression)."""
     ins, srcs = [], []
     pre, post = "", ""
     for i, t in enumerate(row.srcs):
@@ -35,25 +33,35 @@ def _asm_helper(row: Sem) -> tuple[list[str], list[str], int]:
         dst, out = "p", '"=r"(r)'
         pre = " .reg .pred p;" + pre
         post = " selp.u32 %0, 1, 0, p;"
-        decl, ret = "rr_u32 r;", "return r != 0;"
+        decl, ret = "rr_u32 r;", "r != 0"
     else:
         dst, out = "%0", f'"={ASM[row.dst]}"(r)'
-        decl, ret = f"{C_TYPES[row.dst]} r;", "return r;"
+        decl, ret = f"{C_TYPES[row.dst]} r;", "r"
     text = f"{row.form} {', '.join([dst] + srcs)};"
     if pre or post:
         text = "{" + pre + " " + text + post + "}"
-    return [f"    {decl}", f'    asm("{text}" : {out} : {", ".join(ins)});', f"    {ret}"], \
-        args, n
+    return decl, f'asm("{text}" : {out} : {", ".join(ins)});', ret
 
 
 def helper_text(row: Sem) -> str:
-    body, args, _ = _asm_helper(row)
-    sig = f"RR_LIFT_FI {C_TYPES[row.dst]} {row.helper}({', '.join(args)})"
+    """One row's helper. CUDA: a macro around the instruction (a GNU statement expression,
+    each operand evaluated once), so the body's function has nothing to inline: cicc's time
+    on a whole-region body grows with the number of inlined calls. HIP and the host: an
+    inlined function of the portable implementation."""
+    ops = tuple("abcd"[:len(row.srcs)])
+    decl, asm, ret = _asm_statement(row, tuple(f"rr_{o}_" for o in ops))
+    lets = "".join(f"const {C_TYPES[t]} rr_{o}_ = ({o}); " for o, t in zip(ops, row.srcs,
+                                                                            strict=True))
+    args = ", ".join(f"{C_TYPES[t]} {o}" for o, t in zip(ops, row.srcs, strict=True))
     return "\n".join([
         f"/* {row.form}: CUDA the instruction itself; HIP as ZLUDA ({row.zluda})"
         + ("" if row.exact else "; host: libm, not exact") + " */",
-        sig, "{", "#if defined(RR_LIFT_CUDA)", *body, "#else",
-        f"    {row.portable}", "#endif", "}"])
+        "#if defined(RR_LIFT_CUDA)",
+        f"#  define {row.helper}({', '.join(ops)}) "
+        f"(__extension__ ({{ {lets}{decl} {asm} {ret}; }}))",
+        "#else",
+        f"RR_LIFT_FI {C_TYPES[row.dst]} {row.helper}({args or 'void'})",
+        "{", f"    {row.portable}", "}", "#endif"])
 
 
 def header_text(rows) -> str:
@@ -74,6 +82,14 @@ typedef unsigned short rr_u16;
 typedef unsigned int rr_u32;
 typedef unsigned long long rr_u64;
 
+/* RR_LIFT_FI: inlined into the body. RR_LIFT_OL: the portable building blocks with
+ * branches or loops (f16/e4m3 rounding, f16 arithmetic, the mma fallback, lane exchanges),
+ * one out-of-line copy each on HIP and the host, so the body's own function stays small
+ * for the optimiser and the structurizer (their time grows faster than the function);
+ * CUDA's are single instructions and stay inline. RR_LIFT_NI: out of line on every target
+ * (the image mode's mma step: inlined 900 times, its image loads cost cicc 90 s on swin_big).
+ * RR_LIFT_DEVICE_PASS: 0 only in the host
+ * pass of a CUDA or HIP compilation, which needs none of the device-only body. */
 #if defined(__HIP__) && !defined(RR_HOST_TEST)
 #  define RR_LIFT_HIP 1
 #  ifndef __device__
@@ -81,12 +97,29 @@ typedef unsigned long long rr_u64;
 #    define __shared__ __attribute__((shared))
 #  endif
 #  define RR_LIFT_FI __device__ static inline __attribute__((always_inline))
+#  define RR_LIFT_OL __device__ static inline __attribute__((noinline))
+#  define RR_LIFT_NI RR_LIFT_OL
+#  ifdef __HIP_DEVICE_COMPILE__
+#    define RR_LIFT_DEVICE_PASS 1
+#  else
+#    define RR_LIFT_DEVICE_PASS 0
+#  endif
 #elif defined(__CUDACC__) && !defined(RR_HOST_TEST)
 #  define RR_LIFT_CUDA 1
 #  define RR_LIFT_FI __device__ static __forceinline__
+#  define RR_LIFT_OL RR_LIFT_FI
+#  define RR_LIFT_NI __device__ static __noinline__
+#  ifdef __CUDA_ARCH__
+#    define RR_LIFT_DEVICE_PASS 1
+#  else
+#    define RR_LIFT_DEVICE_PASS 0
+#  endif
 #else
 #  define RR_LIFT_HOST 1
 #  define RR_LIFT_FI static inline
+#  define RR_LIFT_OL static inline __attribute__((noinline))
+#  define RR_LIFT_NI RR_LIFT_OL
+#  define RR_LIFT_DEVICE_PASS 1
 #  ifndef __device__
 #    define __device__
 #  endif
@@ -96,10 +129,11 @@ typedef unsigned long long rr_u64;
 #endif
 
 /* ---- bits ---- */
-RR_LIFT_FI rr_u32 rr_bits(float f) { rr_u32 u; __builtin_memcpy(&u, &f, 4); return u; }
-RR_LIFT_FI float rr_float(rr_u32 u) { float f; __builtin_memcpy(&f, &u, 4); return f; }
-RR_LIFT_FI rr_u64 rr_bits64(double f) { rr_u64 u; __builtin_memcpy(&u, &f, 8); return u; }
-RR_LIFT_FI double rr_double(rr_u64 u) { double f; __builtin_memcpy(&f, &u, 8); return f; }
+/* bit casts as macros: thousands of them in a whole-region body, nothing to inline */
+#define rr_bits(f) __builtin_bit_cast(rr_u32, (float)(f))
+#define rr_float(u) __builtin_bit_cast(float, (rr_u32)(u))
+#define rr_bits64(f) __builtin_bit_cast(rr_u64, (double)(f))
+#define rr_double(u) __builtin_bit_cast(double, (rr_u64)(u))
 
 /* ---- machine state: special registers, lane exchange, barriers ---- */
 #if defined(RR_LIFT_CUDA)
@@ -198,17 +232,26 @@ RR_LIFT_FI rr_u32 rr_lift_linear_tid(void)
 RR_LIFT_FI float rr_ftz(float x)
 {
     const rr_u32 u = rr_bits(x);
-    return (u & 0x7f800000u) == 0 ? rr_float(u & 0x80000000u) : x;
+    /* a mask, not a branch: the inlined copies add no blocks to the body's function */
+    const rr_u32 keep = (u & 0x7f800000u) == 0 ? 0x80000000u : 0xffffffffu;
+    return rr_float(u & keep);
+}
+/* c ? a : b as a bit mask: inlined, it adds no blocks to the body's function (a `?:` of
+ * non-constants is a branch until the optimiser has run) */
+RR_LIFT_FI float rr_select_f32(bool c, float a, float b)
+{
+    const rr_u32 m = c ? 0xffffffffu : 0u;
+    return rr_float((rr_bits(a) & m) | (rr_bits(b) & ~m));
 }
 /* min/max ignoring one NaN, -0 below +0 (PTX ISA 9.7.3.10/11; ZLUDA: llvm.minimumnum) */
-RR_LIFT_FI float rr_minnum(float a, float b)
+RR_LIFT_OL float rr_minnum(float a, float b)
 {
     if (a != a) return b != b ? rr_float(0x7fffffffu) : b;
     if (b != b) return a;
     if (a == b) return (rr_bits(a) & 0x80000000u) ? a : b;
     return a < b ? a : b;
 }
-RR_LIFT_FI float rr_maxnum(float a, float b)
+RR_LIFT_OL float rr_maxnum(float a, float b)
 {
     if (a != a) return b != b ? rr_float(0x7fffffffu) : b;
     if (b != b) return a;
@@ -216,7 +259,7 @@ RR_LIFT_FI float rr_maxnum(float a, float b)
     return a > b ? a : b;
 }
 /* f16 bits -> f32 (exact) */
-RR_LIFT_FI float rr_f16_to_f32(rr_u32 h)
+RR_LIFT_OL float rr_f16_to_f32(rr_u32 h)
 {
     const rr_u32 s = (h & 0x8000u) << 16, e = (h >> 10) & 0x1fu, m = h & 0x3ffu;
     if (e == 0x1f) return rr_float(s | 0x7f800000u | (m << 13));
@@ -228,7 +271,7 @@ RR_LIFT_FI float rr_f16_to_f32(rr_u32 h)
 }
 /* f32 -> f16 bits, round to nearest even (rz = 0) or toward zero (rz = 1); NaN -> 0x7fff
  * (the canonical NaN of cvt.f16.f32) */
-RR_LIFT_FI rr_u32 rr_f32_to_f16(float f, int rz)
+RR_LIFT_OL rr_u32 rr_f32_to_f16(float f, int rz)
 {
     const rr_u32 u = rr_bits(f), s = (u >> 16) & 0x8000u;
     const int e = (int)((u >> 23) & 0xff);
@@ -248,14 +291,14 @@ RR_LIFT_FI rr_u32 rr_f32_to_f16(float f, int rz)
     return s | bits;
 }
 /* f32 -> f16 bits rounded to odd (sticky): a later rounding to fewer bits is then exact */
-RR_LIFT_FI rr_u32 rr_f32_to_f16_odd(float f)
+RR_LIFT_OL rr_u32 rr_f32_to_f16_odd(float f)
 {
     const rr_u32 t = rr_f32_to_f16(f, 1);
     if ((t & 0x7c00u) == 0x7c00u) return t;
     return (rr_f16_to_f32(t) != f) ? (t | 1u) : t;
 }
 /* double -> f16 bits, round to nearest even, one step */
-RR_LIFT_FI rr_u32 rr_f64_to_f16(double x)
+RR_LIFT_OL rr_u32 rr_f64_to_f16(double x)
 {
     const rr_u64 u = rr_bits64(x);
     const rr_u32 sign = (rr_u32)(u >> 48) & 0x8000u;
@@ -280,24 +323,24 @@ RR_LIFT_FI rr_u32 rr_h_nan(rr_u32 a, rr_u32 b)
     return 0x7fffu;                         /* the canonical NaN of f16 arithmetic */
 }
 RR_LIFT_FI int rr_h_isnan(rr_u32 h) { return (h & 0x7c00u) == 0x7c00u && (h & 0x3ffu); }
-RR_LIFT_FI rr_u32 rr_h_add(rr_u32 a, rr_u32 b)
+RR_LIFT_OL rr_u32 rr_h_add(rr_u32 a, rr_u32 b)
 {
     if (rr_h_isnan(a) || rr_h_isnan(b)) return rr_h_nan(a, b);
     return rr_f64_to_f16((double)rr_f16_to_f32(a) + (double)rr_f16_to_f32(b));
 }
-RR_LIFT_FI rr_u32 rr_h_sub(rr_u32 a, rr_u32 b)
+RR_LIFT_OL rr_u32 rr_h_sub(rr_u32 a, rr_u32 b)
 {
     if (rr_h_isnan(a) || rr_h_isnan(b)) return rr_h_nan(a, b);
     return rr_f64_to_f16((double)rr_f16_to_f32(a) - (double)rr_f16_to_f32(b));
 }
-RR_LIFT_FI rr_u32 rr_h_mul(rr_u32 a, rr_u32 b)
+RR_LIFT_OL rr_u32 rr_h_mul(rr_u32 a, rr_u32 b)
 {
     if (rr_h_isnan(a) || rr_h_isnan(b)) return rr_h_nan(a, b);
     return rr_f64_to_f16((double)rr_f16_to_f32(a) * (double)rr_f16_to_f32(b));
 }
 /* a * b + c with one rounding: the product is exact in double; the sum is rounded to odd
  * there (its error term from a two-sum), so the final rounding to f16 is exact */
-RR_LIFT_FI rr_u32 rr_h_fma(rr_u32 a, rr_u32 b, rr_u32 c)
+RR_LIFT_OL rr_u32 rr_h_fma(rr_u32 a, rr_u32 b, rr_u32 c)
 {
     if (rr_h_isnan(a) || rr_h_isnan(b) || rr_h_isnan(c)) return 0x7fffu;
     const double p = (double)rr_f16_to_f32(a) * (double)rr_f16_to_f32(b);
@@ -316,7 +359,7 @@ RR_LIFT_FI rr_u32 rr_h_fma(rr_u32 a, rr_u32 b, rr_u32 c)
     return rr_f64_to_f16(s);
 }
 /* min/max of f16: ignoring one NaN, -0 below +0 */
-RR_LIFT_FI rr_u32 rr_h_min(rr_u32 a, rr_u32 b)
+RR_LIFT_OL rr_u32 rr_h_min(rr_u32 a, rr_u32 b)
 {
     if (rr_h_isnan(a)) return rr_h_isnan(b) ? 0x7fffu : b;
     if (rr_h_isnan(b)) return a;
@@ -324,7 +367,7 @@ RR_LIFT_FI rr_u32 rr_h_min(rr_u32 a, rr_u32 b)
     if (x == y) return (a & 0x8000u) ? a : b;
     return x < y ? a : b;
 }
-RR_LIFT_FI rr_u32 rr_h_max(rr_u32 a, rr_u32 b)
+RR_LIFT_OL rr_u32 rr_h_max(rr_u32 a, rr_u32 b)
 {
     if (rr_h_isnan(a)) return rr_h_isnan(b) ? 0x7fffu : b;
     if (rr_h_isnan(b)) return a;
@@ -339,7 +382,7 @@ RR_LIFT_FI rr_u32 rr_h2(rr_u32 a, rr_u32 b, rr_u32 (*op)(rr_u32, rr_u32))
 }
 /* f16 bits -> e4m3 byte, round to nearest even, saturating to +-448 (.satfinite); NaN ->
  * 0x7f; relu: negative values (and -0) to +0 (PTX ISA 9.7.9.21, cvt with .e4m3x2) */
-RR_LIFT_FI rr_u32 rr_f16_to_e4m3(rr_u32 h, int relu)
+RR_LIFT_OL rr_u32 rr_f16_to_e4m3(rr_u32 h, int relu)
 {
     if (rr_h_isnan(h)) return 0x7fu;
     rr_u32 s = (h >> 8) & 0x80u;
@@ -362,7 +405,7 @@ RR_LIFT_FI rr_u32 rr_f16_to_e4m3(rr_u32 h, int relu)
     return s | bits;
 }
 /* e4m3 byte -> f16 bits (exact) */
-RR_LIFT_FI rr_u32 rr_e4m3_to_f16(rr_u32 b)
+RR_LIFT_OL rr_u32 rr_e4m3_to_f16(rr_u32 b)
 {
     const rr_u32 s = (b & 0x80u) << 8;
     const rr_u32 e = (b >> 3) & 0xfu, m = b & 7u;
@@ -392,7 +435,7 @@ RR_LIFT_FI rr_u32 rr_f32_to_s32_rzi(float f)
 }
 /* prmt (default mode): byte i of the result is byte c[4i+2:4i] of {b, a}, its sign
  * replicated when c[4i+3] is set (PTX ISA 9.7.9.7; ZLUDA: prmt_b32) */
-RR_LIFT_FI rr_u32 rr_prmt(rr_u32 a, rr_u32 b, rr_u32 c)
+RR_LIFT_OL rr_u32 rr_prmt(rr_u32 a, rr_u32 b, rr_u32 c)
 {
     const rr_u64 x = ((rr_u64)b << 32) | a;
     rr_u32 r = 0;
@@ -417,8 +460,8 @@ RR_LIFT_FI float rr_ex2_approx(float x)
 {
     /* zluda_ptx_impl.cpp ex2_approx_f32: halve below -126 and square the result */
     const bool small = x < -126.0f;
-    const float r = __builtin_amdgcn_exp2f(small ? x * 0.5f : x);
-    return small ? r * r : r;
+    const float r = __builtin_amdgcn_exp2f(rr_select_f32(small, x * 0.5f, x));
+    return rr_select_f32(small, r * r, r);
 }
 RR_LIFT_FI float rr_rsqrt_approx(float x) { return __builtin_amdgcn_rsqf(x); }
 RR_LIFT_FI float rr_rcp_approx(float x) { return __builtin_amdgcn_rcpf(x); }
@@ -434,6 +477,27 @@ RR_LIFT_FI float rr_tanh_approx(float x) { return __builtin_tanhf(x); }
 #endif
 
 /* ---- warp-collective instructions ---- */
+struct rr_u32x2 { rr_u32 x, y; };
+#if !defined(RR_LIFT_CUDA)
+/* the portable shfl: (the value, 1 if the source lane was in range) */
+RR_LIFT_OL struct rr_u32x2 rr_shfl_portable(int mode, rr_u32 a, rr_u32 b, rr_u32 c)
+{
+    const int self = (int)rr_sreg_laneid();
+    const int section = (int)((c >> 8) & 31u), end = (int)(c & 31u), delta = (int)(b & 31u);
+    const int sub = section & self, sub_end = sub | (~section & end);
+    int idx;
+    bool out;
+    switch (mode) {
+    case 0: idx = self - delta; out = idx < sub; break;
+    case 1: idx = self + delta; out = idx > sub_end; break;
+    case 2: idx = self ^ delta; out = idx > sub_end; break;
+    default: idx = (delta & ~section) | sub; out = idx > sub_end; break;
+    }
+    if (out) idx = self;
+    const struct rr_u32x2 r = {rr_lift_lane(a, idx), out ? 0u : 1u};
+    return r;
+}
+#endif
 /* shfl.sync.{up,down,bfly,idx}.b32 d|p, a, b, c, membermask (PTX ISA 9.7.9.6; HIP as
  * zluda_ptx_impl.cpp shfl_sync_*_b32_pred: the bounds from c, ds_bpermute) */
 RR_LIFT_FI rr_u32 rr_shfl(int mode, rr_u32 a, rr_u32 b, rr_u32 c, rr_u32 mask, bool *p)
@@ -454,26 +518,15 @@ RR_LIFT_FI rr_u32 rr_shfl(int mode, rr_u32 a, rr_u32 b, rr_u32 c, rr_u32 mask, b
     return r;
 #else
     (void)mask;
-    const int self = (int)rr_sreg_laneid();
-    const int section = (int)((c >> 8) & 31u), end = (int)(c & 31u), delta = (int)(b & 31u);
-    const int sub = section & self, sub_end = sub | (~section & end);
-    int idx;
-    bool out;
-    switch (mode) {
-    case 0: idx = self - delta; out = idx < sub; break;
-    case 1: idx = self + delta; out = idx > sub_end; break;
-    case 2: idx = self ^ delta; out = idx > sub_end; break;
-    default: idx = (delta & ~section) | sub; out = idx > sub_end; break;
-    }
-    if (out) idx = self;
-    if (p) *p = !out;
-    return rr_lift_lane(a, idx);
+    const struct rr_u32x2 r = rr_shfl_portable(mode, a, b, c);
+    if (p) *p = r.y != 0;
+    return r.x;
 #endif
 }
 
 /* movmatrix.sync.aligned.m8n8.trans.b16 (PTX ISA 9.7.14.8): lane l holds row l/4,
  * columns 2(l%4), 2(l%4)+1 of an 8x8 b16 matrix; the result holds the transpose */
-RR_LIFT_FI rr_u32 rr_movmatrix_trans(rr_u32 a)
+RR_LIFT_OL rr_u32 rr_movmatrix_trans(rr_u32 a)
 {
 #if defined(RR_LIFT_CUDA)
     rr_u32 r;
@@ -543,14 +596,21 @@ RR_LIFT_FI double rr_e4m3_f64(rr_u32 b)
     if (e == 0) return sign * m * 0x1p-9;
     return sign * (8 + m) * __builtin_ldexp(1.0, e - 10);
 }
-RR_LIFT_FI void rr_mma_m16n8k32_f16_e4m3(const rr_u32 a[4], const rr_u32 b[2],
-                                         const rr_u32 c[2], rr_u32 d[2])
-{
 #if defined(RR_LIFT_CUDA)
-    asm volatile("mma.sync.aligned.m16n8k32.row.col.f16.e4m3.e4m3.f16 {%0, %1}, {%2, %3, %4, %5}, {%6, %7}, {%8, %9};"
-                 : "=r"(d[0]), "=r"(d[1])
-                 : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b[0]), "r"(b[1]), "r"(c[0]), "r"(c[1]));
+/* the instruction, as a macro (a statement expression: each operand evaluated once) */
+#  define rr_mma_m16n8k32_f16_e4m3(a0, a1, a2, a3, b0, b1, c0, c1) (__extension__ ({ \
+    struct rr_u32x2 rr_d_; \
+    asm volatile("mma.sync.aligned.m16n8k32.row.col.f16.e4m3.e4m3.f16 {%0, %1}, {%2, %3, %4, %5}, {%6, %7}, {%8, %9};" \
+                 : "=r"(rr_d_.x), "=r"(rr_d_.y) \
+                 : "r"((rr_u32)(a0)), "r"((rr_u32)(a1)), "r"((rr_u32)(a2)), "r"((rr_u32)(a3)), \
+                   "r"((rr_u32)(b0)), "r"((rr_u32)(b1)), "r"((rr_u32)(c0)), "r"((rr_u32)(c1))); \
+    rr_d_; }))
 #else
+RR_LIFT_OL struct rr_u32x2 rr_mma_m16n8k32_f16_e4m3(rr_u32 a0, rr_u32 a1, rr_u32 a2, rr_u32 a3,
+                                                   rr_u32 b0, rr_u32 b1, rr_u32 c0, rr_u32 c1)
+{
+    struct rr_u32x2 d;
+    const rr_u32 a[4] = {a0, a1, a2, a3}, b[2] = {b0, b1}, c[2] = {c0, c1};
     const int l = (int)rr_sreg_laneid(), g = l >> 2, t = l & 3;
     /* A rows g and g + 8, k = 0..31: A[r][k] is byte k%4 of register (r/8) + 2(k/16) of
      * lane 4(r%8) + (k%16)/4; B[k][n]: byte k%4 of register k/16 of lane 4n + (k%16)/4 */
@@ -573,10 +633,11 @@ RR_LIFT_FI void rr_mma_m16n8k32_f16_e4m3(const rr_u32 a[4], const rr_u32 b[2],
         const double b1 = rr_e4m3_f64((bcol[1][w] >> sh) & 0xffu);
         s[0] += a0 * b0; s[1] += a0 * b1; s[2] += a1 * b0; s[3] += a1 * b1;
     }
-    d[0] = rr_f64_to_f16(s[0]) | (rr_f64_to_f16(s[1]) << 16);
-    d[1] = rr_f64_to_f16(s[2]) | (rr_f64_to_f16(s[3]) << 16);
-#endif
+    d.x = rr_f64_to_f16(s[0]) | (rr_f64_to_f16(s[1]) << 16);
+    d.y = rr_f64_to_f16(s[2]) | (rr_f64_to_f16(s[3]) << 16);
+    return d;
 }
+#endif
 
 /* ---- the instruction helpers this body uses ---- */
 @HELPERS@

@@ -332,13 +332,9 @@ def _mma(ctx, st) -> list:
     if not isinstance(d, Vector) or len(d.items) != 2:
         refuse(ctx, st, "two D registers expected")
     return ["{",
-            f"    const rr_u32 rr_a[4] = {{{', '.join(a_)}}};",
-            f"    const rr_u32 rr_b[2] = {{{', '.join(b_)}}};",
-            f"    const rr_u32 rr_c[2] = {{{', '.join(c_)}}};",
-            "    rr_u32 rr_d[2];",
-            "    rr_mma_m16n8k32_f16_e4m3(rr_a, rr_b, rr_c, rr_d);",
-            "    " + assign(ctx, st, d.items[0], "rr_d[0]", "u32"),
-            "    " + assign(ctx, st, d.items[1], "rr_d[1]", "u32"), "}"]
+            f"    const struct rr_u32x2 rr_d = rr_mma_m16n8k32_f16_e4m3({', '.join(a_ + b_ + c_)});",
+            "    " + assign(ctx, st, d.items[0], "rr_d.x", "u32"),
+            "    " + assign(ctx, st, d.items[1], "rr_d.y", "u32"), "}"]
 
 
 def _movmatrix(ctx, st) -> list:

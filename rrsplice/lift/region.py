@@ -144,13 +144,29 @@ class _ImageStaging:
             out.append("rr_bar_warp_sync(0xffffffffu);")
         bs = [value(ctx, st, x, "u32") for x in b.items]
         cs = [value(ctx, st, x, "u32") for x in c.items]
-        out += ["{", "    rr_u32 rr_d[2];",
-                f"    rr_mma_e4m3_f16(rr_img, {self.lda}, {m0}, {k0}, {bs[0]}, {bs[1]}, "
-                f"{cs[0]}, {cs[1]}, rr_lane, rr_d);   /* A tile ({m0}, {k0}) from the image */",
-                "    " + assign(ctx, st, d.items[0], "rr_d[0]", "u32"),
-                "    " + assign(ctx, st, d.items[1], "rr_d[1]", "u32"), "}",
+        out += ["{",
+                f"    const struct rr_u32x2 rr_d = rr_lift_mma_image(rr_img, {self.lda}, {m0}, "
+                f"{k0}, {bs[0]}, {bs[1]}, {cs[0]}, {cs[1]}, rr_lane);"
+                f"   /* A tile ({m0}, {k0}) from the image */",
+                "    " + assign(ctx, st, d.items[0], "rr_d.x", "u32"),
+                "    " + assign(ctx, st, d.items[1], "rr_d.y", "u32"), "}",
                 "rr_bar_warp_sync(0xffffffffu);   /* the image is read before it is restaged */"]
         return out
+
+
+# rr_mma.h's step as one out-of-line function on every target, so the body does not hold a
+# copy of it per mma (HIP: the fallback; CUDA: the A loads from the image and the mma, which
+# inlined at every mma of swin_big cost cicc 90 s instead of 9)
+_IMAGE_MMA = [
+    "RR_LIFT_NI struct rr_u32x2 rr_lift_mma_image(const rr_u8 *img, int lda, int m0, int k0,",
+    "                                            rr_u32 b0, rr_u32 b1, rr_u32 c0, rr_u32 c1,",
+    "                                            int lane)",
+    "{",
+    "    rr_u32 d[2];",
+    "    rr_mma_e4m3_f16(img, lda, m0, k0, b0, b1, c0, c1, lane, d);",
+    "    const struct rr_u32x2 r = {d[0], d[1]};",
+    "    return r;",
+    "}"]
 
 
 def lift_region(recipe_path, staging: str = "registers", corpus=None) -> RegionBody:
@@ -224,6 +240,7 @@ def lift_region(recipe_path, staging: str = "registers", corpus=None) -> RegionB
            '#include "rr_lift.h"']
     if mma_header is not None:
         src.append('#include "rr_mma.h"')
+        src += _IMAGE_MMA
         warps_rows = notes[-1]
         src.append(f"/* the staged A image of each warp ({warps_rows}) */")
         src.append(f"static __shared__ __attribute__((aligned(16))) rr_u8 "
