@@ -46,6 +46,15 @@ sys.path.insert(0, str(ROOT / "scripts"))
 
 from gpu_prepare_body import ARCH, build, rr, sh  # noqa: E402
 
+#: which occurrence a control changes: "first", or "last" (a region whose first phases see
+#: inputs a change cannot show through, e.g. the dec stand-ins' A fragments made from
+#: %laneid, which requantise to zero)
+CONTROL_AT = "first"
+
+
+def _find(body: str, text: str) -> int:
+    return body.rfind(text) if CONTROL_AT == "last" else body.find(text)
+
 
 def flip_rounding(body: str, header: str) -> tuple:
     """The body with its first `cvt.rn.f16x2.f32` (else `cvt.rn.f16.f32`) call made `.rz`
@@ -56,7 +65,7 @@ def flip_rounding(body: str, header: str) -> tuple:
     from rrsplice.lift.semantics import ROWS
     for form in ("cvt.rn.f16x2.f32", "cvt.rn.f16.f32"):
         rn, rz = ROWS[form], ROWS[form.replace(".rn.", ".rz.")]
-        i = body.find(rn.helper + "(")
+        i = _find(body, rn.helper + "(")
         if i >= 0:
             break
     else:
@@ -74,9 +83,10 @@ def swap_requant(body: str) -> tuple:
     (the two e4m3 bytes of one requantised A half-register swapped)."""
     from rrsplice.lift.semantics import ROWS
     helper = ROWS["cvt.rn.satfinite.e4m3x2.f32"].helper
-    m = re.search(re.escape(helper) + r"\((\w+), (\w+)\)", body)
-    if m is None:
+    found = list(re.finditer(re.escape(helper) + r"\((\w+), (\w+)\)", body))
+    if not found:
         raise SystemExit("the body has no cvt.rn.satfinite.e4m3x2.f32 to swap")
+    m = found[-1] if CONTROL_AT == "last" else found[0]
     line = body.count("\n", 0, m.start()) + 1
     return (body[:m.start()] + f"{helper}({m.group(2)}, {m.group(1)})" + body[m.end():],
             f"line {line}: cvt.rn.satfinite.e4m3x2.f32's operands exchanged")
@@ -85,12 +95,13 @@ def swap_requant(body: str) -> tuple:
 def swap_b_operands(body: str) -> tuple:
     """The body with the two B registers of its first mma exchanged (for regions with no
     rounding or requantisation to change: a phase of nothing but loads and mma)."""
-    m = re.search(r"const rr_u32 rr_b\[2\] = \{(\w+), (\w+)\};", body)
-    if m is None:
+    found = list(re.finditer(r"rr_mma_m16n8k32_f16_e4m3\((?:\w+, ){4}(\w+), (\w+), ", body))
+    if not found:
         raise SystemExit("the body has no mma B operands to exchange")
+    m = found[-1] if CONTROL_AT == "last" else found[0]
     line = body.count("\n", 0, m.start()) + 1
     return (body[:m.start(1)] + m.group(2) + ", " + m.group(1) + body[m.end(2):],
-            f"line {line}: the first mma's B registers {m.group(1)}, {m.group(2)} exchanged")
+            f"line {line}: the {CONTROL_AT} mma's B registers {m.group(1)}, {m.group(2)} exchanged")
 
 
 def registers_control(body: str, header: str) -> tuple:
@@ -113,7 +124,7 @@ def swap_stagings(body: str) -> tuple:
     calls = list(re.finditer(r"rr_stage_a\(rr_img, [^;]*?, (\w+)\);", body))
     if len(calls) < 2:
         raise SystemExit("the image body has fewer than two A stagings")
-    a, b = calls[0], calls[1]
+    a, b = (calls[-2], calls[-1]) if CONTROL_AT == "last" else (calls[0], calls[1])
     va, vb = a.group(1), b.group(1)
     return (body[:a.start(1)] + vb + body[a.end(1):b.start(1)] + va + body[b.end(1):],
             f"{va} <-> {vb} staged at each other's (row, k)")
@@ -184,9 +195,13 @@ def main() -> int:
                          "recipes/layer_epi_sm89.py")
     ap.add_argument("--recipes", nargs="*", default=[],
                     help="more recipes, as --fixtures takes them (with no --fixtures: only these)")
+    ap.add_argument("--control-at", choices=["first", "last"], default="first",
+                    help="the occurrence each negative control changes")
     ap.add_argument("--staging", nargs="+", default=["registers", "image"],
                     choices=["registers", "image"], help="the staging modes to build")
     args = ap.parse_args()
+    global CONTROL_AT
+    CONTROL_AT = args.control_at
     items = args.fixtures if args.fixtures is not None else ([] if args.recipes else
                                                              ["tiny", "small", "big"])
     fixtures = [resolve_fixture(a) for a in items + args.recipes]
