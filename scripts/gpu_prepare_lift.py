@@ -50,6 +50,10 @@ from gpu_prepare_body import ARCH, build, rr, sh  # noqa: E402
 #: inputs a change cannot show through, e.g. the dec stand-ins' A fragments made from
 #: %laneid, which requantise to zero)
 CONTROL_AT = "first"
+#: the registers body's control: "auto" (a rounding flip, else a requantisation's operands
+#: exchanged, else two B registers), or "b-swapped" (where a rounding change is absorbed
+#: before the output, as in the dec stand-ins' sparse output)
+REGISTERS_CONTROL = "auto"
 
 
 def _find(body: str, text: str) -> int:
@@ -111,6 +115,9 @@ def registers_control(body: str, header: str) -> tuple:
     the output through e4m3, which absorbs a one-ulp change of any single rounding (on the
     host the every-register comparison still sees one, tests/test_lift_run_fixtures.py)."""
     from rrsplice.lift.semantics import ROWS
+    if REGISTERS_CONTROL == "b-swapped":
+        text, why = swap_b_operands(body)
+        return "b-swapped", text, header, why
     if any(ROWS[f].helper + "(" in body for f in ("cvt.rn.f16x2.f32", "cvt.rn.f16.f32")):
         return ("rounding", *flip_rounding(body, header))
     if ROWS["cvt.rn.satfinite.e4m3x2.f32"].helper + "(" in body:
@@ -197,11 +204,13 @@ def main() -> int:
                     help="more recipes, as --fixtures takes them (with no --fixtures: only these)")
     ap.add_argument("--control-at", choices=["first", "last"], default="first",
                     help="the occurrence each negative control changes")
+    ap.add_argument("--registers-control", choices=["auto", "b-swapped"], default="auto",
+                    help="the registers body's negative control")
     ap.add_argument("--staging", nargs="+", default=["registers", "image"],
                     choices=["registers", "image"], help="the staging modes to build")
     args = ap.parse_args()
-    global CONTROL_AT
-    CONTROL_AT = args.control_at
+    global CONTROL_AT, REGISTERS_CONTROL
+    CONTROL_AT, REGISTERS_CONTROL = args.control_at, args.registers_control
     items = args.fixtures if args.fixtures is not None else ([] if args.recipes else
                                                              ["tiny", "small", "big"])
     fixtures = [resolve_fixture(a) for a in items + args.recipes]
