@@ -46,31 +46,26 @@ sys.path.insert(0, str(ROOT / "scripts"))
 
 from gpu_prepare_body import ARCH, build, rr, sh  # noqa: E402
 
-#: which occurrence a control changes: "first", or "last" (a region whose first phases see
-#: inputs a change cannot show through, e.g. the dec stand-ins' A fragments made from
-#: %laneid, which requantise to zero)
-CONTROL_AT = "first"
-#: the registers body's control: "auto" (a rounding flip, else a requantisation's operands
-#: exchanged, else two B registers), or "b-swapped" (where a rounding change is absorbed
-#: before the output, as in the dec stand-ins' sparse output)
-REGISTERS_CONTROL = "auto"
+
+def _pick(found: list, at: str):
+    """The occurrence a control changes: the first, or the last (`--control-at last`: a
+    region whose first phases see inputs a change cannot show through, e.g. the dec
+    stand-ins' A fragments made from %laneid, which requantise to zero)."""
+    return found[-1] if at == "last" else found[0]
 
 
-def _find(body: str, text: str) -> int:
-    return body.rfind(text) if CONTROL_AT == "last" else body.find(text)
-
-
-def flip_rounding(body: str, header: str) -> tuple:
-    """The body with its first `cvt.rn.f16x2.f32` (else `cvt.rn.f16.f32`) call made `.rz`
-    (the rz helper added to the header). The packed form converts computed values; the
-    scalar form's first use in the swin kernels converts a constant that f16 holds exactly,
-    where .rn and .rz agree."""
+def flip_rounding(body: str, header: str, at: str = "first") -> tuple:
+    """The body with one `cvt.rn.f16x2.f32` (else `cvt.rn.f16.f32`) call made `.rz` (the
+    rz helper added to the header). The packed form converts computed values; the scalar
+    form's first use in the swin kernels converts a constant that f16 holds exactly, where
+    .rn and .rz agree."""
     from rrsplice.lift.header import helper_text
     from rrsplice.lift.semantics import ROWS
     for form in ("cvt.rn.f16x2.f32", "cvt.rn.f16.f32"):
         rn, rz = ROWS[form], ROWS[form.replace(".rn.", ".rz.")]
-        i = _find(body, rn.helper + "(")
-        if i >= 0:
+        found = [m.start() for m in re.finditer(re.escape(rn.helper) + r"\(", body)]
+        if found:
+            i = _pick(found, at)
             break
     else:
         raise SystemExit("the body has no cvt.rn.f16x2.f32 or cvt.rn.f16.f32 to flip")
@@ -82,56 +77,58 @@ def flip_rounding(body: str, header: str) -> tuple:
     return body, header, f"line {line}: {rn.form} lifted as {rz.form}"
 
 
-def swap_requant(body: str) -> tuple:
-    """The body with the two operands of its first `cvt.rn.satfinite.e4m3x2.f32` exchanged
-    (the two e4m3 bytes of one requantised A half-register swapped)."""
+def swap_requant(body: str, at: str = "first") -> tuple:
+    """The body with the two operands of one `cvt.rn.satfinite.e4m3x2.f32` exchanged (the
+    two e4m3 bytes of one requantised A half-register swapped)."""
     from rrsplice.lift.semantics import ROWS
     helper = ROWS["cvt.rn.satfinite.e4m3x2.f32"].helper
     found = list(re.finditer(re.escape(helper) + r"\((\w+), (\w+)\)", body))
     if not found:
         raise SystemExit("the body has no cvt.rn.satfinite.e4m3x2.f32 to swap")
-    m = found[-1] if CONTROL_AT == "last" else found[0]
+    m = _pick(found, at)
     line = body.count("\n", 0, m.start()) + 1
     return (body[:m.start()] + f"{helper}({m.group(2)}, {m.group(1)})" + body[m.end():],
             f"line {line}: cvt.rn.satfinite.e4m3x2.f32's operands exchanged")
 
 
-def swap_b_operands(body: str) -> tuple:
-    """The body with the two B registers of its first mma exchanged (for regions with no
-    rounding or requantisation to change: a phase of nothing but loads and mma)."""
+def swap_b_operands(body: str, at: str = "first") -> tuple:
+    """The body with the two B registers of one mma exchanged (for regions with no rounding
+    or requantisation to change: a phase of nothing but loads and mma)."""
     found = list(re.finditer(r"rr_mma_m16n8k32_f16_e4m3\((?:\w+, ){4}(\w+), (\w+), ", body))
     if not found:
         raise SystemExit("the body has no mma B operands to exchange")
-    m = found[-1] if CONTROL_AT == "last" else found[0]
+    m = _pick(found, at)
     line = body.count("\n", 0, m.start()) + 1
     return (body[:m.start(1)] + m.group(2) + ", " + m.group(1) + body[m.end(2):],
-            f"line {line}: the {CONTROL_AT} mma's B registers {m.group(1)}, {m.group(2)} exchanged")
+            f"line {line}: the {at} mma's B registers {m.group(1)}, {m.group(2)} exchanged")
 
 
-def registers_control(body: str, header: str) -> tuple:
-    """The registers body's negative control: (name, body, header, why). `rounding` (one
-    f16 conversion lifted as .rz) where the body converts to f16; else `requant` (one
-    e4m3 requantisation's operands exchanged): in the layer fixtures every value reaches
-    the output through e4m3, which absorbs a one-ulp change of any single rounding (on the
-    host the every-register comparison still sees one, tests/test_lift_run_fixtures.py)."""
+def registers_control(body: str, header: str, kind: str = "auto", at: str = "first") -> tuple:
+    """The registers body's negative control: (name, body, header, why). With `kind`
+    "auto": `rounding` (one f16 conversion lifted as .rz) where the body converts to f16;
+    else `requant` (one e4m3 requantisation's operands exchanged: in the layer fixtures every
+    value reaches the output through e4m3, which absorbs a one-ulp change of any single
+    rounding; on the host the every-register comparison still sees one,
+    tests/test_lift_run_fixtures.py); else `b-swapped`. `kind` "b-swapped" forces the last
+    (a rounding change absorbed before the output, as in the dec stand-ins' sparse one)."""
     from rrsplice.lift.semantics import ROWS
-    if REGISTERS_CONTROL == "b-swapped":
-        text, why = swap_b_operands(body)
-        return "b-swapped", text, header, why
-    if any(ROWS[f].helper + "(" in body for f in ("cvt.rn.f16x2.f32", "cvt.rn.f16.f32")):
-        return ("rounding", *flip_rounding(body, header))
-    if ROWS["cvt.rn.satfinite.e4m3x2.f32"].helper + "(" in body:
-        text, why = swap_requant(body)
+    if kind == "auto" and any(ROWS[f].helper + "(" in body
+                              for f in ("cvt.rn.f16x2.f32", "cvt.rn.f16.f32")):
+        return ("rounding", *flip_rounding(body, header, at))
+    if kind == "auto" and ROWS["cvt.rn.satfinite.e4m3x2.f32"].helper + "(" in body:
+        text, why = swap_requant(body, at)
         return "requant", text, header, why
-    text, why = swap_b_operands(body)
+    text, why = swap_b_operands(body, at)
     return "b-swapped", text, header, why
 
 
-def swap_stagings(body: str) -> tuple:
+def swap_stagings(body: str, at: str = "first") -> tuple:
+    """The image body with the values of two consecutive `rr_stage_a` calls exchanged (the
+    first two, or the last two)."""
     calls = list(re.finditer(r"rr_stage_a\(rr_img, [^;]*?, (\w+)\);", body))
     if len(calls) < 2:
         raise SystemExit("the image body has fewer than two A stagings")
-    a, b = (calls[-2], calls[-1]) if CONTROL_AT == "last" else (calls[0], calls[1])
+    a, b = (calls[-2], calls[-1]) if at == "last" else (calls[0], calls[1])
     va, vb = a.group(1), b.group(1)
     return (body[:a.start(1)] + vb + body[a.end(1):b.start(1)] + va + body[b.end(1):],
             f"{va} <-> {vb} staged at each other's (row, k)")
@@ -209,8 +206,6 @@ def main() -> int:
     ap.add_argument("--staging", nargs="+", default=["registers", "image"],
                     choices=["registers", "image"], help="the staging modes to build")
     args = ap.parse_args()
-    global CONTROL_AT, REGISTERS_CONTROL
-    CONTROL_AT, REGISTERS_CONTROL = args.control_at, args.registers_control
     items = args.fixtures if args.fixtures is not None else ([] if args.recipes else
                                                              ["tiny", "small", "big"])
     fixtures = [resolve_fixture(a) for a in items + args.recipes]
@@ -244,11 +239,12 @@ def main() -> int:
                 if (d / h).exists():
                     shutil.copy(d / h, ctl / h)
             if staging == "registers":
-                name, text, head, why = registers_control(body.read_text(),
-                                                          (d / "rr_lift.h").read_text())
+                name, text, head, why = registers_control(
+                    body.read_text(), (d / "rr_lift.h").read_text(), args.registers_control,
+                    args.control_at)
                 (ctl / "rr_lift.h").write_text(head)
             else:
-                text, why = swap_stagings(body.read_text())
+                text, why = swap_stagings(body.read_text(), args.control_at)
                 name = "swapped"
             bad = ctl / body.name
             bad.write_text(text)
