@@ -129,7 +129,7 @@ def _machine(lane, fn, launch, values, words, shared_syms) -> Machine:
     return m
 
 
-def _prologue_slice(fn, first: int, regs: list) -> list:
+def prologue_slice(fn, first: int, regs: list) -> list:
     """The statements before the region that compute `regs` (their backward slice, in
     program order; the prologue is straight-line code). Texture fetches are left out:
     what they define is given random values."""
@@ -184,7 +184,7 @@ def _reference(fn, rec, launch, words, values, shared_syms, params, first, last,
     before it)."""
     from rrsplice.analysis.semantics import def_use
     read = {u for st in fn.statements[first - 1:last] for u in def_use(st).uses}
-    prologue = _prologue_slice(fn, first, sorted(read | {r for _, r, _ in params}))
+    prologue = prologue_slice(fn, first, sorted(read | {r for _, r, _ in params}))
     rng = random.Random(seed)
     lane_live = []
     for lane in range(32):

@@ -12,6 +12,7 @@ import numpy as np
 import pytest
 from conftest import ROOT
 from lift_host import build, run
+from lift_region_run import prologue_slice
 from lift_warp_interp import _lane, run_warp
 from ptx_interp import Machine
 
@@ -51,29 +52,6 @@ def _machine(lane, rec, words, base) -> Machine:
         m.mem["param"][("rrswin_tiny_kernel_param_0", off)] = base
     m.mem["global"] = _Words(words, base)
     return m
-
-
-def _prologue_slice(fn, first: int, regs: list) -> list:
-    """The statements before the region that compute `regs` (their backward slice, in
-    program order; the prologue is straight-line code). Texture fetches are left out:
-    what they define is given random values like every other input."""
-    from rrsplice.analysis.semantics import def_use
-    before = fn.statements[:first - 1]
-    assert not any(st.base in ("bra", "brx") for st in before)
-    du = {st.index: def_use(st) for st in before}
-
-    def last_def(reg, at):
-        return next((j for j in range(at - 1, 0, -1) if reg in du[j].defs), None)
-    chosen: set = set()
-    work = [(r, first) for r in regs]
-    while work:
-        reg, at = work.pop()
-        i = last_def(reg, at)
-        if i is None or i in chosen or fn.statements[i - 1].base == "tex":
-            continue
-        chosen.add(i)
-        work += [(u, i) for u in du[i].uses]
-    return [fn.statements[i - 1] for i in sorted(chosen)]
 
 
 def _safe_byte(rng) -> int:
@@ -120,7 +98,7 @@ def run_both(tmp_path, transform=None, shared=SHARED_BASE + 32 * 32, staging="re
     base = 0x100000
     c_regs = set(rec.const("C_REGS"))
     first, last = body.region
-    prologue = _prologue_slice(fn, first, [r for _, r, _ in params])
+    prologue = prologue_slice(fn, first, [r for _, r, _ in params])
     lane_live = []
     for lane in range(32):
         m = _machine(lane, rec, words, base)
