@@ -70,12 +70,7 @@ def render_body(plan: BodyPlan, lang: str, mma: str = "scalar") -> str:
              if p.image_in_scratch else f"    rr_u8 *img = {img}[tid >> 5];"), "",
             "    /* fragments -> the staged image: each A register's four bytes at their "
             "(row, k) */"]
-    for a in p.args:
-        if a.role == "A":
-            f = a.frag
-            out.append(f"    rr_stage_a(img, {lda}, lane, {f.row_base}, {f.col_base}, {f.index}, "
-                       f"{a.name});   /* {a.reg}: A tile ({f.tile[0]}, {f.tile[1]}) reg "
-                       f"{f.index} */")
+    out += stage_a_lines(p, lda)
     unused = [a for a in p.args if a.role in ("other", "shared")]
     for a in unused:
         out.append(f"    (void){a.name};")
@@ -91,6 +86,19 @@ def render_body(plan: BodyPlan, lang: str, mma: str = "scalar") -> str:
     out += store_returns(p, scratch, [r.expr for r in p.rets])
     out.append("}")
     return "\n".join(out) + "\n"
+
+
+def stage_a_lines(p, lda) -> list:
+    """One `rr_stage_a` per passed A register: its four bytes at their (row, k) of the
+    staged image (the mma.sync and the WMMA programs stage A the same way)."""
+    out = []
+    for a in p.args:
+        if a.role == "A":
+            f = a.frag
+            out.append(f"    rr_stage_a(img, {lda}, lane, {f.row_base}, {f.col_base}, {f.index}, "
+                       f"{a.name});   /* {a.reg}: A tile ({f.tile[0]}, {f.tile[1]}) reg "
+                       f"{f.index} */")
+    return out
 
 
 def store_returns(p: BodyPlan, scratch: str | None, values: list) -> list:

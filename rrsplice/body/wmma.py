@@ -496,7 +496,7 @@ def render_wmma_body(plan: BodyPlan, lang: str) -> str:
     """The HIP body with the WMMA program (the signature, A staging and returns as the
     scalar body has them)."""
     from .header import HEADER_NAME
-    from .render import _arg_comment, store_returns
+    from .render import _arg_comment, stage_a_lines, store_returns
     p = plan
     prog = wmma_program(p)
     direct = prog.direct
@@ -575,12 +575,7 @@ def render_wmma_body(plan: BodyPlan, lang: str) -> str:
                 f"    const rr_u64 wb = {direct.base} + (rr_u64)(long long)({lane_off});"]
     out += ["", "    /* A fragments -> the staged image: each register's four bytes at their "
             "(row, k) */"]
-    for a in p.args:
-        if a.role == "A":
-            f = a.frag
-            out.append(f"    rr_stage_a(img, {lda}, lane, {f.row_base}, {f.col_base}, {f.index}, "
-                       f"{a.name});   /* {a.reg}: A tile ({f.tile[0]}, {f.tile[1]}) reg "
-                       f"{f.index} */")
+    out += stage_a_lines(p, lda)
     for a in p.args:
         if a.role in ("other", "shared"):
             out.append(f"    (void){a.name};")
