@@ -21,7 +21,7 @@ _MAIN = r"""
 #define RR_HOST_TEST 1
 #include "rr_lift.h"
 thread_local rr_u32 rr_host_tid[3], rr_host_ntid[3], rr_host_ctaid[3];
-rr_u8 rr_host_shared[1 << 22];
+alignas(16) rr_u8 rr_host_shared[1 << 22];
 static std::barrier<> *rr_bar;
 static rr_u32 rr_slots[32];
 rr_u32 rr_host_exchange(rr_u32 v, int lane)

@@ -83,3 +83,50 @@ def test_a_kernel_in_the_same_file_calls_the_body_under_nvcc(tiny, tmp_path):
     r = subprocess.run([_tool("nvcc"), "-O3", "-arch=sm_89", "-rdc=true", "-c", "k.cu", "-o",
                         "k.o"], cwd=tmp_path, capture_output=True, text=True)
     assert r.returncode == 0 and "warning" not in r.stderr, r.stderr[:2000]
+
+
+def _global_loads(ptx: str) -> dict:
+    """`ld.global[.nc][.vN].T` statements of a PTX text, counted by (non-coherent, bytes
+    per access): the width and path of each access, whatever registers it names (a
+    `.v2.u32` and a `.u64` are the same 8-byte access)."""
+    found: dict = {}
+    for nc, vec, bits in re.findall(r"^\s*(?:@!?%\w+\s+)?ld\.global(\.nc)?(?:\.L1::\w+|\.L2::\w+)*"
+                                    r"(?:\.v(\d))?\.[bsuf](\d+)\s", ptx, re.M):
+        key = (bool(nc), int(vec or 1) * int(bits) // 8)
+        found[key] = found.get(key, 0) + 1
+    return found
+
+
+def test_cuda_body_keeps_each_global_load_one_access_on_its_path(tiny):
+    """Each `ld.global.nc.v4.u32` of the region stays one 16-byte non-coherent global load in
+    the body nvcc compiles (not four generic loads): a generic `ld` of read-only data costs
+    the registers body its kernel time on the H200 (docs/benchmarks.md)."""
+    d, body = tiny
+    region = _global_loads(body.outlined_ptx.decode())
+    assert region and sum(region.values()) > 50, region
+    ptx = subprocess.run([_tool("nvcc"), "-O3", "-arch=sm_90", "-rdc=true", "-ptx", "body.cu",
+                          "-o", "-"], cwd=d, check=True, capture_output=True, text=True).stdout
+    fn = ptx[ptx.index(f".func {body.callee}("):]
+    assert _global_loads(fn) == region
+    generic = re.findall(r"^\s*(?:@!?%\w+\s+)?ld(?:\.v\d)?\.[bsuf]\d+\s", fn, re.M)
+    assert not generic, generic[:3]
+
+
+def test_hip_body_loads_global_memory_through_the_global_address_space(tiny):
+    d, body = tiny
+    region = _global_loads(body.outlined_ptx.decode())
+    ll = subprocess.run([_tool("clang-19"), *HIP, "-emit-llvm", "-S", "body.cu", "-o", "-"],
+                        cwd=d, check=True, capture_output=True, text=True).stdout
+    fn = ll[ll.index(f"@{body.callee}("):]
+    fn = fn[:fn.index("\n}\n")]
+    loads = re.findall(r"= load (<\d+ x i32>|i32|i64|float), ptr addrspace\((\d)\)", fn)
+    widths = {"i32": 4, "float": 4, "i64": 8}
+    got: dict = {}
+    for ty, space in loads:
+        if space == "1":
+            n = widths.get(ty) or 4 * int(re.match(r"<(\d+)", ty).group(1))
+            got[n] = got.get(n, 0) + 1
+    want: dict = {}
+    for (_, n), count in region.items():
+        want[n] = want.get(n, 0) + count
+    assert got == want, (got, want)

@@ -31,7 +31,7 @@ extern "C" void rr_probe(rr_u64 words, rr_u32 addr)
 {
     const rr_u32 l = rr_sreg_laneid();
     for (rr_u32 i = l; i < @ROWS@u * 4u; i += 32u)
-        RR_ST(SHARED, rr_u32, @SRC@u + 4u * i, RR_LD(GLOBAL, rr_u32, words + 4u * i));
+        RR_ST(SHARED, rr_u32, @SRC@u + 4u * i, RR_LD(GENERIC, rr_u32, words + 4u * i));
     rr_bar_sync(0);
     rr_u32 d[4] = {0, 0, 0, 0};
     rr_ldmatrix(@COUNT@, @TRANS@, addr, d);

@@ -223,9 +223,29 @@ RR_LIFT_FI rr_u32 rr_lift_linear_tid(void)
 #else
 #  define RR_SHARED_PTR(T, a) ((T *)(rr_host_shared + (rr_u32)(a)))
 #endif
-#define RR_GLOBAL_PTR(T, a) ((T *)(__SIZE_TYPE__)(a))
+#define RR_GENERIC_PTR(T, a) ((T *)(__SIZE_TYPE__)(a))
 #define RR_LD(space, T, a) (*RR_##space##_PTR(T, a))
 #define RR_ST(space, T, a, v) (*RR_##space##_PTR(T, a) = (v))
+/* .global with its cache operator, one access per PTX statement (a .v2/.v4 access is one
+ * access of its whole width, W = rr_u8 .. rr_w16). CUDA: the intrinsic documented as that
+ * instruction (__ldg is ld.global.nc, __ldca ld.global.ca -- the default of ld.global --,
+ * __stwb st.global.wb, the default of st.global), so the access stays a global one (LDG/STG)
+ * instead of becoming generic. HIP: an address_space(1) access, as ZLUDA lowers .global.
+ * The host build: a plain access. */
+#if defined(RR_LIFT_CUDA)
+typedef uint4 rr_w16;
+#  define RR_LDG(q, W, a) __ld##q((const W *)(__SIZE_TYPE__)(a))
+#  define RR_STG(q, W, a, v) __st##q((W *)(__SIZE_TYPE__)(a), (v))
+#else
+typedef rr_u32 rr_w16 __attribute__((vector_size(16)));
+#  if defined(RR_LIFT_HIP)
+#    define RR_GLOBAL_AS __attribute__((address_space(1)))
+#  else
+#    define RR_GLOBAL_AS
+#  endif
+#  define RR_LDG(q, W, a) (*(const RR_GLOBAL_AS W *)(__SIZE_TYPE__)(a))
+#  define RR_STG(q, W, a, v) (*(RR_GLOBAL_AS W *)(__SIZE_TYPE__)(a) = (v))
+#endif
 
 /* ---- exact scalar building blocks (the portable implementations use them) ---- */
 /* .ftz: a subnormal f32 becomes zero of the same sign (PTX ISA 9.7.3) */

@@ -181,7 +181,46 @@ def _address(ctx, st, addr: Address) -> str:
     return f"({b} + {addr.offset})" if addr.offset else b
 
 
-_SPACES = {"global": "GLOBAL", "generic": "GLOBAL", "shared": "SHARED"}
+_SPACES = {"global": "GLOBAL", "generic": "GENERIC", "shared": "SHARED"}
+#: the C type of one access of n bytes (a `.v2`/`.v4` access is one access of its width)
+_ACCESS = {1: "rr_u8", 2: "rr_u16", 4: "rr_u32", 8: "rr_u64", 16: "rr_w16"}
+#: the cache operator of a .global access -> the suffix of its CUDA intrinsic (`__ldg` is
+#: ld.global.nc, `__ldca` ld.global.ca, ...); an access with none has the ISA's default
+_LD_CACHE = {"nc": "g", "ca": "ca", "cg": "cg", "cs": "cs", "lu": "lu", "cv": "cv", None: "ca"}
+_ST_CACHE = {"wb": "wb", "cg": "cg", "cs": "cs", "wt": "wt", None: "wb"}
+#: qualifiers whose ordering a cache-operator intrinsic does not promise: kept as plain
+#: accesses
+_ORDERED = frozenset({"volatile", "relaxed", "acquire", "release", "mmio"})
+
+
+def _global_op(st, table: dict) -> str | None:
+    """The intrinsic suffix of a .global access, or None where it must stay a plain access
+    (a memory-order qualifier, or a cache operator the table does not know)."""
+    flat = {p for m in st.modifiers for p in m.split("::")}
+    if flat & _ORDERED:
+        return None
+    ops = [m for m in flat if m in _LD_CACHE or m in _ST_CACHE]
+    if len(ops) > 1:
+        return None
+    return table.get(ops[0] if ops else None)
+
+
+def _access(st, space: str, cls: str, n: int, table: dict):
+    """One access for the whole statement: (the .global intrinsic's suffix or None, the
+    access type), or None where it stays one plain access per element (a scalar outside
+    .global, or a vector width with no access type). A scalar's access type is its own C
+    type, so a float loads as a float."""
+    q = _global_op(st, table) if space == "GLOBAL" else None
+    if n == 1:
+        return None if q is None else (q, C_TYPES[cls])
+    width = _ACCESS.get(TYPES[cls].bytes * n)
+    return None if width is None else (q, width)
+
+
+def _plain(space: str) -> str:
+    """The space macro of a plain access: a .global one the intrinsics cannot take (a
+    memory-order qualifier) is a generic access of the same address."""
+    return "GENERIC" if space == "GLOBAL" else space
 
 
 def _ld(ctx, st) -> list:
@@ -203,11 +242,21 @@ def _ld(ctx, st) -> list:
     a = _address(ctx, st, addr)
     c = C_TYPES[cls]
     items = dst.items if isinstance(dst, Vector) else (dst,)
+    one = _access(st, space, cls, len(items), _LD_CACHE)
+    if one is not None:
+        q, w = one
+        load = f"RR_LDG({q}, {w}, {a})" if q is not None else f"RR_LD({_plain(space)}, {w}, {a})"
+        if len(items) == 1:
+            return [assign(ctx, st, items[0], load, cls)]
+        body = [f"const {w} rr_w = {load};", f"{c} rr_e[{len(items)}];",
+                "__builtin_memcpy(rr_e, &rr_w, sizeof rr_e);"]
+        body += [assign(ctx, st, r, f"rr_e[{k}]", cls) for k, r in enumerate(items)]
+        return ["{"] + ["    " + x for x in body] + ["}"]
     size = TYPES[cls].bytes
     out = []
     for k, r in enumerate(items):
         ak = f"{a} + {k * size}" if k else a
-        out.append(assign(ctx, st, r, f"RR_LD({space}, {c}, {ak})", cls))
+        out.append(assign(ctx, st, r, f"RR_LD({_plain(space)}, {c}, {ak})", cls))
     return out if len(out) == 1 else ["{"] + ["    " + x for x in out] + ["}"]
 
 
@@ -231,11 +280,22 @@ def _st(ctx, st) -> list:
         refuse(ctx, st, f"stores to .{v.space}")
     a = _address(ctx, st, addr)
     items = src.items if isinstance(src, Vector) else (src,)
+    one = _access(st, space, cls, len(items), _ST_CACHE)
+    if one is not None:
+        q, w = one
+        vals = [value(ctx, st, r, cls) for r in items]
+        if len(items) == 1:
+            return [f"RR_STG({q}, {w}, {a}, {vals[0]});"]
+        store = (f"RR_STG({q}, {w}, {a}, rr_w);" if q is not None
+                 else f"RR_ST({_plain(space)}, {w}, {a}, rr_w);")
+        return ["{", f"    const {c} rr_e[{len(items)}] = {{{', '.join(vals)}}};",
+                f"    {w} rr_w;", "    __builtin_memcpy(&rr_w, rr_e, sizeof rr_w);",
+                f"    {store}", "}"]
     size = TYPES[cls].bytes
     out = []
     for k, r in enumerate(items):
         ak = f"{a} + {k * size}" if k else a
-        out.append(f"RR_ST({space}, {c}, {ak}, {value(ctx, st, r, cls)});")
+        out.append(f"RR_ST({_plain(space)}, {c}, {ak}, {value(ctx, st, r, cls)});")
     return out
 
 
