@@ -257,7 +257,7 @@ def main() -> int:
     q.add_argument("--trials", type=int, default=3)
     args = ap.parse_args()
     if args.cmd == "prepare":
-        return prepare(Path(args.out))
+        return prepare(Path(args.out).resolve())
     return run(Path(args.manifest), Path(args.out), args.trials)
 
 

@@ -120,7 +120,7 @@ def main() -> int:
     ap.add_argument("-O0", dest="o0", action="store_true",
                     help="Assemble without optimisation (faster; times are not meaningful).")
     args = ap.parse_args()
-    out = Path(args.out)
+    out = Path(args.out).resolve()
     if out.exists():
         shutil.rmtree(out)
     (out / "recipes").mkdir(parents=True)
