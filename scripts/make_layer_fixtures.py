@@ -2,16 +2,20 @@
 """Generate the transformer-layer fixtures (corpus_fixtures/layer/), their ground truth,
 launch descriptions and whole-layer recipes.
 
-Compiles corpus_fixtures/src/layer_epi.cu twice with `nvcc -arch=sm_89 -ptx -O3
+Compiles corpus_fixtures/src/layer_epi.cu three times with `nvcc -arch=sm_89 -ptx -O3
 -std=c++17`: plain (`rrlayer_kernel`: tanhf, expf and the divide as nvcc's accurate
-sequences -- copysign, fma.rm, cvt.sat, ex2, rcp, div.rn) and with --use_fast_math
-(`rrlayer_fast_kernel`: tanh.approx, ex2.approx, div.approx, the .ftz forms). Writes, per
-kernel, corpus_fixtures/layer/<stem>_sm89.ptx, <stem>.truth.json (from the source's phase
-table and layout, written here without rrsplice: the four phases' geometry and mma count,
-the epilogue between each pair, where every phase's B fragments and bias seeds live in the
+sequences -- copysign, fma.rm, cvt.sat, ex2, rcp, div.rn), with --use_fast_math
+(`rrlayer_fast_kernel`: tanh.approx, ex2.approx, div.approx, the .ftz forms) and with
+-DRRLAYER_CVT_EARLY (`rrlayer_cvt_kernel`: the plain kernel, but phases 1-3 convert each
+finished tile's accumulators to f32 right after its last mma, so the epilogue's first
+`mov.b32`/`cvt.f32.f16` lie between the mma of the other tiles). Writes, per kernel,
+corpus_fixtures/layer/<stem>_sm89.ptx, <stem>.truth.json (from the source's phase table and
+layout, written here without rrsplice: the four phases' geometry and mma count, the
+epilogue between each pair, where every phase's B fragments and bias seeds live in the
 weight image) and <stem>.launch.json (the 48-byte parameter block, the buffers and their
-fills), and recipes/<stem>_sm89.py: the whole layer -- the first mma of phase 1 to the
-last mma of phase 4, every epilogue between -- scaffolded with `rrsplice recipe new`.
+fills), and, for the first two, recipes/<stem>_sm89.py: the whole layer -- the first mma
+of phase 1 to the last mma of phase 4, every epilogue between -- scaffolded with
+`rrsplice recipe new`.
 
     python3 scripts/make_layer_fixtures.py            # regenerate (needs nvcc, ptxas)
     python3 scripts/make_layer_fixtures.py --check    # exit 1 if a file would change
@@ -44,6 +48,13 @@ KERNELS = [
          flags=["--use_fast_math", "-DRRLAYER_NAME=rrlayer_fast_kernel"],
          what="--use_fast_math: tanh.approx, ex2.approx.ftz, div.approx.ftz, "
               "rsqrt.approx.ftz and the .ftz arithmetic"),
+    # no recipe: a fixture for the phase analysis (docs/phases.md), not another lift target
+    dict(stem="layer_epi_cvt", entry="rrlayer_cvt_kernel",
+         flags=["-DRRLAYER_CVT_EARLY", "-DRRLAYER_NAME=rrlayer_cvt_kernel"], recipe=False,
+         early_cvt=[1, 2, 3],
+         what="accurate math as rrlayer_kernel; phases 1-3 convert each finished tile to f32 "
+              "(mov.b32 + cvt.f32.f16) right after its chain's last mma, interleaved with the "
+              "remaining mma of the phase"),
 ]
 
 # mirrors kPh in src/layer_epi.cu: (m-tiles, n-tiles, k-slices), the epilogue after it
@@ -73,12 +84,23 @@ def truth(k: dict) -> dict:
             "a_source": "prologue: act" if i == 1 else f"requantised epilogue of phase {i - 1}",
             "epilogue_after": epi})
         off += phase_bytes(mt, nt, ks)
-    return {"entry": k["entry"], "source": str(SRC), "what": k["what"],
+    t = {"entry": k["entry"], "source": str(SRC), "what": k["what"],
             "nvcc": " ".join(["nvcc", *FLAGS, *k["flags"], "-o",
                               f"{OUT}/{k['stem']}_sm89.ptx", str(SRC)]),
             "shape": "m16n8k32", "types": "f16.e4m3.e4m3.f16", "phases": phases,
             "mma": sum(p["mma"] for p in phases), "weight_bytes": off,
             "requantisation": "cvt.rn.satfinite.e4m3x2.f32"}
+    if k.get("early_cvt"):
+        # rr_gemm_cvt: tile (m, n) is converted right after its chain's last mma, before the
+        # first mma of the next tile; the last tile's conversion follows the phase's last mma
+        t["early_cvt"] = {
+            "phases": k["early_cvt"],
+            "what": "each tile's two accumulator registers unpacked (mov.b32) and converted "
+                    "(cvt.f32.f16) right after its chain's last mma",
+            "tiles_converted_before_the_phase_ends": {
+                str(i): mt * nt - 1 for i, ((mt, nt, _ks), _e) in enumerate(PHASES, 1)
+                if i in k["early_cvt"]}}
+    return t
 
 
 def launch(k: dict, weight_bytes: int) -> dict:
@@ -125,6 +147,12 @@ def build(k: dict, out_dir: Path, recipes: Path) -> dict:
     t = truth(k)
     rng = region(ptx, k["entry"])
     t["region"] = {"statements": rng, "what": "phase 1's first mma to phase 4's last"}
+    files = {f"{OUT}/{stem}_sm89.ptx": ptx.read_bytes(),
+             f"{OUT}/{stem}.truth.json": (json.dumps(t, indent=1) + "\n").encode(),
+             f"{OUT}/{stem}.launch.json":
+                 (json.dumps(launch(k, t["weight_bytes"]), indent=1) + "\n").encode()}
+    if not k.get("recipe", True):
+        return files
     name = f"{stem}_sm89"
     dest = recipes / f"{name}.py"
     new_recipe(name, ptx, rng, abi="scratch", entry=k["entry"], out=dest, force=True)
@@ -132,11 +160,8 @@ def build(k: dict, out_dir: Path, recipes: Path) -> dict:
     module = f"layer/{stem}_sm89.ptx"
     text = re.sub(r"^MODULE = .*$", f"MODULE = {module!r}", text, count=1, flags=re.M)
     text = re.sub(r"--module\s+\S+", f"--module {OUT}/{stem}_sm89.ptx", text, count=1)
-    return {f"{OUT}/{stem}_sm89.ptx": ptx.read_bytes(),
-            f"{OUT}/{stem}.truth.json": (json.dumps(t, indent=1) + "\n").encode(),
-            f"{OUT}/{stem}.launch.json":
-                (json.dumps(launch(k, t["weight_bytes"]), indent=1) + "\n").encode(),
-            f"recipes/{name}.py": text.encode()}
+    files[f"recipes/{name}.py"] = text.encode()
+    return files
 
 
 def main(argv=None) -> int:

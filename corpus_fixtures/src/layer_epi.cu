@@ -17,8 +17,15 @@
 // One warp per block (block 32x1x1); block b owns rows [32b, 32b + 32) of every matrix.
 // g = lane >> 2, t = lane & 3 (PTX ISA 9.7.14.5.10, the m16n8k32 fragments).
 //
-// scripts/make_layer_fixtures.py compiles this file twice (plain and --use_fast_math,
-// -DRRLAYER_NAME=...) and writes each kernel's ground truth and launch description.
+// scripts/make_layer_fixtures.py compiles this file three times (plain, --use_fast_math, and
+// -DRRLAYER_CVT_EARLY; each with its own -DRRLAYER_NAME=...) and writes each kernel's ground
+// truth and launch description.
+//
+// RRLAYER_CVT_EARLY: phases 1-3 convert each output tile to f32 (`cvt.f32.f16`) right after
+// its chain's last mma, while the other tiles' mma of the same GEMM are still to come -- the
+// shape nvcc gives an epilogue conversion it schedules early.  Same results, same four
+// phases; only the order of the statements changes (the epilogue's first statements are
+// interleaved with the phase's mma).
 #include <cstdint>
 #include <cuda_fp16.h>
 
@@ -100,6 +107,45 @@ __device__ __forceinline__ void rr_gemm(const uint32_t (&a)[kPh[P].mt][kPh[P].ks
             d[m][n][1] = c1;
         }
 }
+
+#ifdef RRLAYER_CVT_EARLY
+// rr_gemm, and each finished tile (chain) converted to f32 right after its last mma, before
+// the next tile's mma: x[m][r][n][e] as rr_unpack writes it
+template <int P>
+__device__ __forceinline__ void rr_gemm_cvt(const uint32_t (&a)[kPh[P].mt][kPh[P].ks][4],
+                                            uint32_t (&d)[kPh[P].mt][kPh[P].nt][2],
+                                            float (&x)[kPh[P].mt][2][kPh[P].nt][2],
+                                            const uint8_t* __restrict__ w, int lane)
+{
+    constexpr RrLayerPhase ph = kPh[P];
+    const uint8_t* wb = w + rr_woff(P);
+    uint32_t bias[ph.nt];
+#pragma unroll
+    for (int n = 0; n < ph.nt; ++n)
+        bias[n] = __ldg(reinterpret_cast<const unsigned int*>(wb + ph.nt * ph.ks * 256) + n);
+#pragma unroll
+    for (int m = 0; m < ph.mt; ++m)
+#pragma unroll
+        for (int n = 0; n < ph.nt; ++n) {
+            uint32_t c0 = bias[n], c1 = bias[n];
+#pragma unroll
+            for (int k = 0; k < ph.ks; ++k) {
+                const uint2 b = __ldg(reinterpret_cast<const uint2*>(wb) +
+                                      (n * ph.ks + k) * 32 + lane);
+                rr_mma(c0, c1, a[m][k], b.x, b.y, c0, c1);
+            }
+            d[m][n][0] = c0;
+            d[m][n][1] = c1;
+            // the epilogue's conversion of this finished tile, ahead of the next tile's mma
+#pragma unroll
+            for (int r = 0; r < 2; ++r) {
+                const float2 f = __half22float2(*reinterpret_cast<const __half2*>(&d[m][n][r]));
+                x[m][r][n][0] = f.x;
+                x[m][r][n][1] = f.y;
+            }
+        }
+}
+#endif
 
 // the accumulators (f16x2) of a phase as f32, x[m][r][n][e]: row 16m + g + 8r, column
 // 8n + 2t + e
@@ -234,6 +280,14 @@ __device__ __forceinline__ void rr_softmax(float (&x)[MT][2][NT][2])
         }
 }
 
+// a phase and its accumulators as f32: all tiles after the last mma, or (RRLAYER_CVT_EARLY)
+// each tile right after its own last mma
+#ifdef RRLAYER_CVT_EARLY
+#define RR_GEMM_F32(P, a, d, x) rr_gemm_cvt<P>(a, d, x, w, lane)
+#else
+#define RR_GEMM_F32(P, a, d, x) rr_gemm<P>(a, d, w, lane); rr_unpack(d, x)
+#endif
+
 extern "C" __global__ void __launch_bounds__(32) RRLAYER_NAME(const RrLayerArgs p)
 {
     const int lane = threadIdx.x & 31, g = lane >> 2, t = lane & 3;
@@ -256,25 +310,22 @@ extern "C" __global__ void __launch_bounds__(32) RRLAYER_NAME(const RrLayerArgs 
 
     // the layer: four phases and the three epilogues between them
     uint32_t d1[2][8][2];
-    rr_gemm<0>(a1, d1, w, lane);
     float x1[2][2][8][2];
-    rr_unpack(d1, x1);
+    RR_GEMM_F32(0, a1, d1, x1);
     rr_residual_norm<2, 8>(x1, res, p.ln, p.eps, g, t);
     uint32_t a2[2][2][4];
     rr_requant<0>(x1, a2);
 
     uint32_t d2[2][8][2];
-    rr_gemm<1>(a2, d2, w, lane);
     float x2[2][2][8][2];
-    rr_unpack(d2, x2);
+    RR_GEMM_F32(1, a2, d2, x2);
     rr_gelu_tanh<2, 8>(x2);
     uint32_t a3[2][2][4];
     rr_requant<1>(x2, a3);
 
     uint32_t d3[2][4][2];
-    rr_gemm<2>(a3, d3, w, lane);
     float x3[2][2][4][2];
-    rr_unpack(d3, x3);
+    RR_GEMM_F32(2, a3, d3, x3);
     rr_softmax<2, 4>(x3);
     uint32_t a4[2][1][4];
     rr_requant<2>(x3, a4);

@@ -30,7 +30,7 @@ import re
 from collections import Counter
 from dataclasses import dataclass, field
 
-from ..ptx.isa import TERMINATORS, state_space
+from ..ptx.isa import TERMINATORS, memory_effect, state_space
 from ..ptx.model import Address, Function, Reg, Statement, Vector
 from .semantics import def_use
 
@@ -141,18 +141,21 @@ class _Scan:
     phase_starts: list             # per phase: (reason, statement index or None, register)
     frag_def: dict                 # (mma index, reg) -> defining statement (None: unknown)
     c_from_mma: dict               # mma index -> True if its C value comes from some mma
+    # per phase: (statement, mma) of every epilogue read of one of its accumulators made
+    # before its last mma (a finished chain's epilogue interleaved with the other chains)
+    early_reads: dict = field(default_factory=dict)
 
 
 def _mentions(st: Statement) -> list:
-    """Every register name a statement mentions (cheap; no roles)."""
+    """Every register a statement mentions, by key (cheap; no roles)."""
     out = []
     g = st.guard
     if g is not None:
-        out.append(g.reg.name)
+        out.append(g.reg.key)
     for op in st.operands:
         t = type(op)
         if t is Reg:
-            out.append(op.name)
+            out.append(op.key)
         elif t is Address:
             b = op.base
             if type(b) is Reg:
@@ -187,11 +190,83 @@ class _LazyDefUse:
         return got
 
 
+def _immutable_load(st: Statement) -> bool:
+    """A load of memory the kernel cannot write (no store of an epilogue can reach it)."""
+    mods = st.modifiers
+    return st.base == "ldu" or "nc" in mods or "const" in mods or "param" in mods
+
+
+class _Gemm:
+    """The operands one phase's mma have read so far, to tell whether a later mma draws on
+    the same ones (the same GEMM): fragment values (rrsplice.analysis.fragvalue with an
+    analysis, else register and straight-line definition), the bias seeds, and where A and
+    B fragments come from (a load's state space and root pointer, else how the value is
+    made). Filled lazily: only a phase an epilogue has started reading ever asks."""
+
+    def __init__(self, fa, frag_def: dict, stmts):
+        self.fa, self.frag_def, self.stmts = fa, frag_def, stmts
+        self.pending: list = []       # mma not yet folded into the sets below
+        self.opcodes: set = set()
+        self.a: set = set()
+        self.b: set = set()
+        self.c: set = set()
+        self.a_src: set = set()
+        self.b_src: set = set()
+
+    def _key(self, idx: int, regs: tuple) -> tuple:
+        if self.fa is not None:
+            from .fragvalue import value_key
+            return tuple(value_key(self.fa, idx, r) for r in regs)
+        return tuple((r, self.frag_def.get((idx, r))) for r in regs)
+
+    def _source(self, idx: int, regs: tuple) -> frozenset:
+        out = set()
+        for r in regs:
+            if self.fa is not None:
+                from .provenance import Load, value_of
+                v = value_of(self.fa, idx, r)
+                out.add(("load", v.space, repr(v.base)) if isinstance(v, Load)
+                        else (type(v).__name__,))
+            else:
+                d = self.frag_def.get((idx, r))
+                out.add(("def", None if d is None else opcode_family(self.stmts[d - 1])))
+        return frozenset(out)
+
+    def _fold(self) -> None:
+        for mm, seed in self.pending:
+            self.opcodes.add(mm.opcode)
+            self.a.add(self._key(mm.index, mm.a))
+            self.b.add(self._key(mm.index, mm.b))
+            if seed:
+                self.c.add(self._key(mm.index, mm.c))
+            self.a_src.add(self._source(mm.index, mm.a))
+            self.b_src.add(self._source(mm.index, mm.b))
+        self.pending = []
+
+    def add(self, mm: Mma, seed: bool) -> None:
+        self.pending.append((mm, seed))
+
+    def same(self, mm: Mma, seed: bool) -> bool:
+        """Does `mm` (not continuing a chain of the phase) belong to the phase's GEMM? It
+        has the phase's opcode, shares an A or a B fragment or a bias seed with the phase,
+        and a fragment it does not share comes from where the phase's come from."""
+        self._fold()
+        if mm.opcode not in self.opcodes:
+            return False
+        ka, kb = self._key(mm.index, mm.a), self._key(mm.index, mm.b)
+        shares_a, shares_b = ka in self.a, kb in self.b
+        if not (shares_a or shares_b or (seed and self._key(mm.index, mm.c) in self.c)):
+            return False
+        return ((shares_a or self._source(mm.index, mm.a) in self.a_src)
+                and (shares_b or self._source(mm.index, mm.b) in self.b_src))
+
+
 def _scan(fn: Function, fa=None) -> _Scan:
     du = _LazyDefUse(fn, fa)
     stmts = fn.statements
-    # only registers that appear in some mma matter: a statement mentioning none of them
-    # can neither read an accumulator nor redefine a fragment register
+    # only registers that appear in some mma matter, and the epilogue values computed from
+    # them: a statement mentioning neither can neither read an accumulator nor redefine a
+    # fragment register nor carry an epilogue's result (memory: see `mem_dirty`)
     interesting: set = set()
     bases = [None if st.is_label else st.opcode.split(".", 1)[0] for st in stmts]
     for st, b in zip(stmts, bases, strict=False):
@@ -203,10 +278,22 @@ def _scan(fn: Function, fa=None) -> _Scan:
     starts: list = []
     frag_def: dict = {}
     c_from_mma: dict = {}
+    early: dict = {}
     last_def: dict[str, int] = {}      # name-based, reset at labels (exact in straight code)
     mma_d: dict[int, tuple] = {}       # mma index -> its D tuple
     cur_d: dict[str, int] = {}         # reg -> mma of the current phase whose D it holds
-    pending: tuple | None = None    # why the next mma starts a new phase
+    # the current phase's epilogue so far: registers holding a value computed from its
+    # accumulators by statements other than mma, whether such a value was written to
+    # memory (every later load of writable memory may then read it), the mma whose D an
+    # epilogue statement read (finished chains) and those reads
+    epi: set = set()
+    mem_dirty = False
+    consumed: set = set()
+    reads: list = []
+    epi_first: tuple | None = None   # the phase's first epilogue read
+    epi_since: tuple | None = None   # the first one since the previous mma
+    pending: tuple | None = None     # control flow: the next mma starts a new phase
+    gemm = _Gemm(fa, frag_def, stmts)
     phase = -1
     reaching = getattr(fa, "reaching_defs", None) if fa is not None else None
     for i, st in enumerate(stmts, 1):
@@ -214,22 +301,11 @@ def _scan(fn: Function, fa=None) -> _Scan:
         if base is None:
             last_def.clear()
             if pending is None and phase >= 0:
-                pending = ("control flow", i, None)
+                pending = epi_since or ("control flow", i, None)
             continue
         if base == "mma":
             mm = mma_of(st)
             assert mm is not None  # base "mma" on a non-label is an mma
-            if pending is None and phase >= 0:
-                for r in mm.a + mm.b:
-                    if r in cur_d:
-                        pending = ("A/B reads an accumulator", i, r)
-                        break
-            if pending is not None or phase < 0:
-                phase += 1
-                starts.append(pending or ("first mma", i, None))
-                cur_d = {}
-                pending = None
-            phase_of[i] = phase
             for r in mm.a + mm.b + mm.c:
                 frag_def[(i, r)] = last_def.get(r)
             # the D -> C link
@@ -254,28 +330,79 @@ def _scan(fn: Function, fa=None) -> _Scan:
                     c_from_mma[i] = all(s is not None and s in mma_d for s in srcs)
             if src is not None:
                 pred[i] = src
+            seed = src is None and not c_from_mma.get(i)
+            why = pending
+            if why is None and phase >= 0:
+                for r in mm.a + mm.b:
+                    if r in cur_d:
+                        why = epi_since or ("A/B reads an accumulator", i, r)
+                        break
+            if why is None and phase >= 0 and consumed:
+                # an epilogue has read some of the phase's accumulators: this mma still
+                # belongs to the phase only if it does not depend on that epilogue, does not
+                # continue a chain the epilogue read, and is more of the same GEMM
+                owners = {cur_d.get(r) for r in mm.c}
+                continues = len(owners) == 1 and None not in owners
+                guard = (st.guard.reg.key,) if st.guard is not None else ()
+                if (not epi.isdisjoint(mm.a + mm.b + mm.c + guard)
+                        or not consumed.isdisjoint(owners)
+                        or not (continues or gemm.same(mm, seed))):
+                    why = epi_since or epi_first
+            if why is not None or phase < 0:
+                if phase >= 0:
+                    early[phase] = [rd for rd in reads if rd[0] < mmas[-1].index]
+                phase += 1
+                starts.append(why or ("first mma", i, None))
+                cur_d, epi, mem_dirty, consumed, reads = {}, set(), False, set(), []
+                epi_first = None
+                gemm = _Gemm(fa, frag_def, stmts)
+                pending = None
+            epi_since = None
+            phase_of[i] = phase
+            gemm.add(mm, seed)
             mmas.append(mm)
             mma_d[i] = mm.d
             for r in du(i)[0]:
                 last_def[r] = i
+                epi.discard(r)
             for r in mm.d:
                 cur_d[r] = i
             continue
         if pending is None and phase >= 0 and base in TERMINATORS:
-            pending = ("control flow", i, None)
-        if interesting.isdisjoint(_mentions(st)):
+            pending = epi_since or ("control flow", i, None)
+        ms = _mentions(st)
+        if interesting.isdisjoint(ms) and epi.isdisjoint(ms) \
+                and not (mem_dirty and (base == "call" or memory_effect(st.opcode))):
             continue
         defs, uses = du(i)
-        if pending is None and phase >= 0:
-            if cur_d:
-                for r in uses:
-                    if r in cur_d:
-                        pending = ("epilogue reads an accumulator", i, r)
-                        break
+        tainted = False
+        if phase >= 0 and cur_d:
+            for r in uses:
+                if r in cur_d:
+                    tainted = True
+                    read = ("epilogue reads an accumulator", i, r)
+                    epi_first = epi_first or read
+                    epi_since = epi_since or read
+                    consumed.add(cur_d[r])
+                    reads.append((i, cur_d[r]))
+        if phase >= 0:
+            tainted = tainted or not epi.isdisjoint(uses)
+            eff = memory_effect(st.opcode) if base != "call" else "call"
+            if tainted and eff in ("write", "atomic", "copy", "call"):
+                mem_dirty = True
+            if mem_dirty and eff in ("read", "atomic", "copy", "call") \
+                    and not (eff == "read" and _immutable_load(st)):
+                tainted = True
         for r in defs:
             last_def[r] = i
             cur_d.pop(r, None)
-    return _Scan(mmas, pred, phase_of, starts, frag_def, c_from_mma)
+            if tainted:
+                epi.add(r)
+            else:
+                epi.discard(r)
+    if phase >= 0:
+        early[phase] = [rd for rd in reads if rd[0] < mmas[-1].index]
+    return _Scan(mmas, pred, phase_of, starts, frag_def, c_from_mma, early)
 
 
 def chains(fn: Function, fa=None) -> list[tuple[int, ...]]:
@@ -444,6 +571,12 @@ def phases(fn: Function, fa=None) -> list[Phase]:
         ph = _build_phase(p, ms, chs, sc, mma_at, prov, fa)
         if cross[p]:
             ph.notes.append(f"{cross[p]} chain(s) continue an accumulator of an earlier phase")
+        early = sc.early_reads.get(p)
+        if early:
+            ph.notes.append(
+                f"{len({m for _, m in early})} chain(s) finished before the phase's last mma: "
+                f"an epilogue reads their accumulators between its mma "
+                f"(s{early[0][0]}..s{early[-1][0]})")
         out.append(ph)
     for a, b in zip(out, out[1:], strict=False):
         if b.first - 1 >= a.last + 1:
