@@ -1,13 +1,17 @@
-"""Any straight-line recipe's whole region, lifted and run on the host, against the same
-region on the lock-step warp interpreter (tests/lift_warp_interp.py), from the same inputs:
-warp 0 of block 0 of the kernel's launch description.
+"""Any straight-line recipe's whole region, lifted and run on the warp harness
+(tests/warp_harness, the body's `lift` branch), against the same region on the lock-step
+warp interpreter (tests/lift_warp_interp.py), from the same inputs: warp 0 of block 0 of
+the kernel's launch description.
 
-Inputs are built the way the GPU harness builds them (scripts/gpu_diff.py's fills): every
-buffer of the launch description's parameter block filled by its `fill`, laid out one
-after another in one host buffer; the kernel's own prologue statements that compute the
-values the call passes are run on the interpreter (their backward slice; texture fetches
-give random texels in [0, 1)), and the rest of the passed values are random words whose
-bytes are neither e4m3 NaNs nor the high byte of an f16 infinity.
+Memory is laid out the way the GPU harness builds it (scripts/gpu_diff.py's fills), in
+the harness's global arena: the kernel's parameter block first (its generic address is
+what `cvta.param` gives), then every buffer of the launch description filled by its
+`fill`. The kernel's own prologue statements that compute the values the call passes, and
+its stores to `.shared` (what the region may read there), are run on the interpreter
+(their backward slice, in lock step; texture fetches give random texels in [0, 1)); the
+rest of the passed values are random words whose bytes are neither e4m3 NaNs nor the high
+byte of an f16 infinity. `.shared` is the harness's arena: a symbol's window address is
+its host address, and the interpreter's generic windows are the two arenas.
 
 The body is probed before it returns: every lifted `.b32`, `.f32` and `.b16` register of
 every lane is stored to .shared, and each is compared with the interpreter's value.
@@ -21,21 +25,25 @@ import re
 import struct
 import sys
 from dataclasses import dataclass
+from pathlib import Path
 
 import numpy as np
 from conftest import ROOT
-from lift_host import build, run
-from lift_warp_interp import _lane, run_warp
-from ptx_interp import Machine
+from lift_warp_interp import _COLLECTIVE, _lane, run_warp
+from ptx_interp import ByteMemory, Machine
+
+sys.path.insert(0, str(Path(__file__).resolve().parent / "warp_harness"))
+from warp_harness import GLOBAL_ADDR, SHARED_ADDR, Body, build
 
 from rrsplice import parse
 from rrsplice.lift import lift_region
 from rrsplice.workflow.recipe import load_recipe, resolve_module
 
-SHARED_BASE = 0x100
-PROBE = 0x40000          # probe k of lane l at PROBE + (k * 32 + l) * 4
-BASE = 0x100000          # the interpreter's address of the host buffer's first byte
+SHARED_BASE = SHARED_ADDR + 0x100      # the first .shared symbol's window address
+PROBE = SHARED_ADDR + 0x40000          # probe k of lane l at PROBE + (k * 32 + l) * 4
+BASE = GLOBAL_ADDR                     # the parameter block, then the buffers
 ALIGN = 256
+STACK = 16 << 20                       # a whole-region body at -O0 keeps every local
 
 
 @dataclass
@@ -44,7 +52,7 @@ class Outcome:
     checked: int           # (register, lane) values compared
     bad: list              # (register, lane, host, interpreter) that differ
     lanes: list            # the interpreter's machines, lane by lane
-    smem: bytes            # the host's .shared after the run
+    smem: bytes            # the host's .shared arena after the run
     region: tuple
     statements: int        # statements in the region
 
@@ -54,7 +62,7 @@ def probe_all(names: list):
     stored to .shared at PROBE + (k * 32 + lane) * 4 (k: its index in `names`)."""
     def transform(text: str) -> str:
         names[:] = sorted(set(re.findall(r"\bv_((?:r|f|rs)\d+)\b", text)))
-        i = text.rindex("\n    return;\n}")
+        i = text.rindex("\n    return")
         ty = {"f": "float", "rs": "rr_u16"}
         probes = [f"    RR_ST(SHARED, {ty.get(re.match(r'[a-z]+', r).group(), 'rr_u32')}, "
                   f"{PROBE:#x}u + ({k}u * 32u + rr_sreg_laneid()) * 4u, v_{r});"
@@ -69,50 +77,49 @@ def _fill(rng, kind: str, nbytes: int) -> np.ndarray:
     return fill(rng, kind, nbytes)
 
 
-def _memory(launch: dict, seed: int) -> tuple:
-    """(host words, {param-block offset: value}, total words): the launch's buffers one
-    after another from BASE, each filled by its `fill`; scalars by their value."""
+def _fields(launch: dict, fn) -> tuple:
+    """(parameter block bytes, [(param symbol, offset in the block)], fields with offsets):
+    one by-value block (`param_block`), or one 8-byte value per kernel parameter
+    (`params`, in the kernel's order)."""
+    if "param_block" in launch:
+        pb = launch["param_block"]
+        return pb["size"], [(fn.params[0].name, 0)], pb["fields"]
+    fields = [dict(f, offset=8 * i) for i, f in enumerate(launch["params"])]
+    return 8 * len(fields), [(p.name, 8 * i) for i, p in enumerate(fn.params)], fields
+
+
+def _memory(launch: dict, fn, seed: int) -> tuple:
+    """(global arena bytes from BASE, {param symbol: its address}): the parameter block,
+    then the launch's buffers one after another, each filled by its `fill`."""
     rng = np.random.default_rng(seed)
-    pb = launch["param_block"]
-    chunks, values, off = [], {}, 0
-    for f in pb["fields"]:
-        kind = f["kind"]
+    size, syms, fields = _fields(launch, fn)
+    block = bytearray(-(-size // ALIGN) * ALIGN)
+    chunks, off = [], len(block)
+    for f in fields:
+        kind, at = f["kind"], f["offset"]
         if kind == "buffer":
             n = -(-f["bytes"] // ALIGN) * ALIGN
             data = np.zeros(n, np.uint8)
             data[:f["bytes"]] = _fill(rng, f.get("fill", "zero"), f["bytes"])
             chunks.append(data)
-            values[f["offset"]] = (BASE + off, 8)
+            block[at:at + 8] = struct.pack("<Q", BASE + off)
             off += n
         elif kind in ("texture", "surface"):
-            values[f["offset"]] = (0, 8)
+            block[at:at + 8] = bytes(8)
         elif kind == "f32":
-            values[f["offset"]] = (struct.unpack("<I", struct.pack("<f", f["value"]))[0], 4)
+            block[at:at + 4] = struct.pack("<f", f["value"])
         elif kind in ("i32", "u32"):
-            values[f["offset"]] = (int(f["value"]) & 0xFFFFFFFF, 4)
+            block[at:at + 4] = struct.pack("<I", int(f["value"]) & 0xFFFFFFFF)
         elif kind == "u64":
-            values[f["offset"]] = (int(f["value"]), 8)
+            block[at:at + 8] = struct.pack("<Q", int(f["value"]))
         else:
             raise ValueError(f"unknown field kind {kind!r}")
-    data = np.concatenate(chunks + [np.zeros(ALIGN, np.uint8)])
-    return data.view("<u4").tolist(), values
+    data = np.concatenate([np.frombuffer(bytes(block), np.uint8)] + chunks
+                          + [np.zeros(ALIGN, np.uint8)])
+    return data.tobytes(), {name: BASE + at for name, at in syms}
 
 
-class _Words(dict):
-    """Global memory of the interpreter: the host's words, read on demand."""
-
-    def __init__(self, words):
-        super().__init__()
-        self.words = words
-
-    def __contains__(self, key):
-        return dict.__contains__(self, key) or 0 <= key - BASE < 4 * len(self.words)
-
-    def __missing__(self, key):
-        return self.words[(key - BASE) // 4]
-
-
-def _machine(lane, fn, launch, values, words, shared_syms) -> Machine:
+def _machine(lane, launch, params, memory, shared, shared_syms) -> Machine:
     m = Machine()
     bx, by, bz = launch["block"]
     gx, gy, gz = launch["grid"]
@@ -121,18 +128,20 @@ def _machine(lane, fn, launch, values, words, shared_syms) -> Machine:
                  "%nctaid.x": gx, "%nctaid.y": gy, "%nctaid.z": gz, "%warpid": 0}
     for sym, addr in shared_syms.items():
         m.symbols[sym] = ("shared", addr)
-    pname = fn.params[0].name
-    m.symbols[pname] = ("param", 0)
-    for off, (v, _size) in values.items():
-        m.mem["param"][(pname, off)] = v
-    m.mem["global"] = _Words(words)
+    for sym, addr in params.items():       # the parameter block lies in global memory
+        m.symbols[sym] = ("global", addr)
+    m.mem["global"] = memory
+    m.mem["shared"] = shared
+    m.windows = {"shared": (SHARED_ADDR, len(shared.data)),
+                 "global": (GLOBAL_ADDR, len(memory.data))}
     return m
 
 
-def prologue_slice(fn, first: int, regs: list) -> list:
+def prologue_slice(fn, first: int, regs: list, stores: bool = False) -> list:
     """The statements before the region that compute `regs` (their backward slice, in
-    program order; the prologue is straight-line code). Texture fetches are left out:
-    what they define is given random values."""
+    program order; the prologue is straight-line code), with `stores` also every store to
+    .shared and what it needs. Texture fetches are left out: what they define is given
+    random values."""
     from rrsplice.analysis.semantics import def_use
     before = fn.statements[:first - 1]
     assert not any(st.base in ("bra", "brx") for st in before)
@@ -142,6 +151,11 @@ def prologue_slice(fn, first: int, regs: list) -> list:
         return next((j for j in range(at - 1, 0, -1) if reg in du[j].defs), None)
     chosen: set = set()
     work = [(r, first) for r in regs]
+    if stores:
+        for st in before:
+            if st.base == "st" and "shared" in {x.split("::")[0] for x in st.modifiers}:
+                chosen.add(st.index)
+                work += [(u, st.index) for u in du[st.index].uses]
     while work:
         reg, at = work.pop()
         i = last_def(reg, at)
@@ -161,16 +175,18 @@ def _safe_word(rng) -> int:
     return int.from_bytes(bytes(byte() for _ in range(4)), "little")
 
 
-def _shared_symbols(module, rec) -> dict:
-    """An address for every .shared array of the module and the recipe's scratch:
-    consecutive 256-byte aligned windows from SHARED_BASE, below PROBE."""
+def _shared_symbols(module, rec, launch) -> dict:
+    """A window address for every .shared array of the module (an extern one gets the
+    launch's dynamic shared bytes) and the recipe's scratch: consecutive 256-byte aligned
+    windows from SHARED_BASE, below PROBE."""
     out, at = {}, SHARED_BASE
     size = {"b8": 1, "u8": 1, "s8": 1, "b16": 2, "u16": 2, "f16": 2, "b32": 4, "u32": 4,
             "f32": 4, "s32": 4, "b64": 8, "u64": 8, "f64": 8}
-    for m in re.finditer(r"\.shared\s+(?:\.align\s+\d+\s+)?\.(\w+)\s+([\w$]+)\[(\d+)\]",
+    for m in re.finditer(r"\.shared\s+(?:\.align\s+\d+\s+)?\.(\w+)\s+([\w$]+)\[(\d*)\]",
                          module.text):
+        n = int(m.group(3)) if m.group(3) else launch.get("dynamic_shared_bytes", 0)
         out[m.group(2)] = at
-        at += -(-size[m.group(1)] * int(m.group(3)) // ALIGN) * ALIGN
+        at += -(-size[m.group(1)] * max(n, 1) // ALIGN) * ALIGN
     scratch = rec.const("SCRATCH")
     if scratch and scratch not in out:
         out[scratch] = at
@@ -179,90 +195,103 @@ def _shared_symbols(module, rec) -> dict:
     return out
 
 
-def _reference(fn, rec, launch, words, values, shared_syms, params, first, last, seed):
+def _run_stmts(stmts, lanes) -> None:
+    """Straight-line statements on every lane in lock step (collectives once per warp)."""
+    for st in stmts:
+        if st.is_label or st.base in ("bar", "barrier"):
+            continue
+        active = [m for m in lanes if st.guard is None or
+                  m.pred(st.guard.reg) != st.guard.negated]
+        if st.base in _COLLECTIVE:
+            _COLLECTIVE[st.base](st, lanes)
+            continue
+        for m in active:
+            _lane(st, m)
+
+
+def _reference(fn, launch, memory, param_syms, shared_syms, params, first, last, seed,
+               shared_bytes):
     """The region on the warp interpreter: (the 32 lanes after it, each lane's values
-    before it)."""
+    before it, .shared before it)."""
     from rrsplice.analysis.semantics import def_use
     read = {u for st in fn.statements[first - 1:last] for u in def_use(st).uses}
-    prologue = prologue_slice(fn, first, sorted(read | {r for _, r, _ in params}))
+    prologue = prologue_slice(fn, first, sorted(read | {r for _, r, _ in params}),
+                              stores=True)
     rng = random.Random(seed)
-    lane_live = []
+    shared = ByteMemory(bytes(shared_bytes), SHARED_ADDR)
+    lanes = []
     for lane in range(32):
-        m = _machine(lane, fn, launch, values, words, shared_syms)
+        m = _machine(lane, launch, param_syms, memory, shared, shared_syms)
         for st in fn.statements[:first - 1]:      # texture fetches: random texels in [0, 1)
             if st.base == "tex":
                 for r in st.operands[0].items:
                     m.regs[r.name] = struct.unpack("<I", struct.pack("<f", rng.random()))[0]
-        for st in prologue:
-            _lane(st, m)
+        lanes.append(m)
+    _run_stmts(prologue, lanes)
+    lane_live = []
+    for m in lanes:
         live = dict(m.regs)                      # what the kernel's prologue computed
         for _, reg, _ty in params:
             if not reg.startswith("%rrs"):
                 live[reg] = m.regs[reg] if reg in m.regs else _safe_word(rng)
+        m.regs = dict(live)
         lane_live.append(live)
-    lanes = []
-    block_shared = {a: 0 for a in range(SHARED_BASE, PROBE, 4)}
-    for lane in range(32):
-        m = _machine(lane, fn, launch, values, words, shared_syms)
-        m.regs.update(lane_live[lane])
-        m.mem["shared"] = block_shared          # one .shared window for the whole warp
-        lanes.append(m)
+    before = bytes(shared.data)
     run_warp(fn, lanes, first, last)
-    return lanes, lane_live
+    return lanes, lane_live, before
 
 
 _REFERENCE: dict = {}
 
 
 def run_region(tmp_path, recipe, staging: str = "registers", launch_path=None,
-               edit=None, seed: int = 11) -> Outcome:
-    """Lift `recipe`'s region, run it on the host and on the warp interpreter from the
-    same inputs, and compare every probed register of every lane. `edit(body, header)`
-    returns an edited (body, header) before the probes are added (negative controls). The interpreter's run is
-    kept per (recipe, launch, seed): both staging modes and the controls compare with it."""
-    body = lift_region(recipe, staging)
+               edit=None, seed: int = 11, body=None) -> Outcome:
+    """Lift `recipe`'s region (or take `body`, its lift), run it on the warp harness and
+    on the warp interpreter from the same inputs, and compare every probed register of
+    every lane. `edit(body, header)` returns an edited (body, header) before the probes
+    are added (negative controls). The interpreter's run is kept per (recipe, launch,
+    seed): both staging modes and the controls compare with it."""
+    body = body or lift_region(recipe, staging)
     names: list = []
-    probe = probe_all(names)
     text, header = edit(body.text, body.header) if edit else (body.text, body.header)
-    text = probe(text)
+    text = probe_all(names)(text)
+    tmp_path = Path(tmp_path)
+    (tmp_path / "body.cu").write_text(text)
+    (tmp_path / "rr_lift.h").write_text(header)
     if body.mma_header:
         (tmp_path / "rr_mma.h").write_text(body.mma_header)
     rec = load_recipe(recipe)
     mpath, _ = resolve_module(rec, None)
     module = parse(mpath)
-    fn = module.function(rec.const("ENTRY"))
-    launch = json.loads(launch_path.read_text())
-    words, values = _memory(launch, seed)
-    shared_syms = _shared_symbols(module, rec)
+    fn = module.function(rec.entry) if rec.entry else \
+        next(f for f in module.functions if f.has_body)
+    launch = json.loads(Path(launch_path).read_text())
+    data, param_syms = _memory(launch, fn, seed)
+    shared_syms = _shared_symbols(module, rec, launch)
     bmod = parse(body.outlined_ptx, filename="body.ptx")
     bfn = next(f for f in bmod.functions if f.has_body)
     loads = {st.operands[1].base.name: st.operands[0].name for st in bfn.statements
              if st.opcode and st.opcode.startswith("ld.param")}
     params = [(p.name, loads[p.name], p.type) for p in bfn.params]
-    shared_bytes = PROBE + 4 * 32 * (len(names) + 1)
-    exe = build(tmp_path, text, header, body.callee,
-                ["rr_u64" if t == ".b64" else "rr_u32" for _, _, t in params], 0, 32,
-                len(words), shared=shared_bytes, opt="-O0")
+    shared_bytes = -(-(PROBE - SHARED_ADDR + 4 * 32 * (len(names) + 1)) // 4096) * 4096
     first, last = body.region
     key = (str(recipe), str(launch_path), seed, body.region)
     if key not in _REFERENCE:
-        _REFERENCE[key] = _reference(fn, rec, launch, words, values, shared_syms, params,
-                                     first, last, seed)
-    lanes, lane_live = _REFERENCE[key]
+        _REFERENCE[key] = _reference(fn, launch, ByteMemory(data, BASE), param_syms,
+                                     shared_syms, params, first, last, seed,
+                                     PROBE - SHARED_ADDR)
+    lanes, lane_live, before = _REFERENCE[key]
     scratch = shared_syms.get(rec.const("SCRATCH"), SHARED_BASE)
-    args = []
-    for lane in range(32):
-        row = []
-        for _, reg, ty in params:
-            if reg.startswith("%rrs"):
-                row.append((scratch, False))
-            elif ty == ".b64" and 0 <= lane_live[lane][reg] - BASE < 4 * len(words):
-                row.append((lane_live[lane][reg] - BASE, True))     # a pointer
-            else:
-                row.append((lane_live[lane][reg], False))
-        args.append(row)
-    _, after, smem = run(exe, words, args, shared=True)
-    assert after == words               # the region only reads global memory
+    args = [[scratch if reg.startswith("%rrs") else lane_live[lane][reg]
+             for _, reg, _ty in params] for lane in range(32)]
+    with build([Body(tmp_path / "body.cu", body.callee,
+                     ["u64" if t == ".b64" else "u32" for _, _, t in params], "lift")],
+               tmp_path / "harness", shared_bytes=shared_bytes, global_bytes=len(data),
+               stack_bytes=STACK) as h:
+        assert (h.shared_base, h.global_base) == (SHARED_ADDR, GLOBAL_ADDR)
+        smem, after = h.call(0, (32, 1, 1), args,
+                             before + bytes(shared_bytes - len(before)), data)
+    assert after == data, "the region only reads global memory"
     checked, bad = 0, []
     for k, r in enumerate(names):
         w = 2 if r.startswith("rs") else 4
@@ -270,7 +299,7 @@ def run_region(tmp_path, recipe, staging: str = "registers", launch_path=None,
             want = m.regs.get("%" + r)
             if want is None:
                 continue
-            off = PROBE + (k * 32 + lane) * 4
+            off = PROBE - SHARED_ADDR + (k * 32 + lane) * 4
             got = int.from_bytes(smem[off:off + w], "little")
             checked += 1
             if got != want:

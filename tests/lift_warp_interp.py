@@ -233,6 +233,30 @@ def _ex2(a):
     return ftz32(f32_bits(_LIBM.exp2f(float(f32_value(ftz32(a))))))
 
 
+def _ex2_plain(a):
+    return f32_bits(_LIBM.exp2f(float(f32_value(a))))
+
+
+def _rcp_plain(a):
+    with np.errstate(all="ignore"):
+        return f32_bits(np.float32(1) / f32_value(a))
+
+
+def _prmt(a, b, c):
+    """prmt.b32 (default mode, PTX ISA 9.7.9.7): bytes 0-3 of the pair are a's, 4-7 b's;
+    result byte i is the pair's byte c[4i+2:4i], or that byte's sign bit replicated when
+    c[4i+3] is set."""
+    pair = a | (b << 32)
+    out = 0
+    for i in range(4):
+        sel = (c >> (4 * i)) & 15
+        byte = (pair >> (8 * (sel & 7))) & 0xFF
+        if sel & 8:
+            byte = 0xFF if byte & 0x80 else 0
+        out |= byte << (8 * i)
+    return out
+
+
 def _rsqrt(a):
     x = f32_value(ftz32(a))
     with np.errstate(all="ignore"):
@@ -342,6 +366,9 @@ FORMS = {
     "max.ftz.f32": (32, (32, 32), _minmax32(True, True)),
     "min.ftz.f32": (32, (32, 32), _minmax32(False, True)),
     "ex2.approx.ftz.f32": (32, (32,), _ex2),
+    "ex2.approx.f32": (32, (32,), _ex2_plain),
+    "rcp.approx.f32": (32, (32,), _rcp_plain),
+    "prmt.b32": (32, (32, 32, 32), _prmt),
     "rsqrt.approx.ftz.f32": (32, (32,), _rsqrt),
     "div.approx.ftz.f32": (32, (32, 32), _div_approx),
     "sub.f32": (32, (32, 32), _f32_op(np.subtract, False)),
@@ -481,6 +508,41 @@ def _movmatrix(st, lanes) -> None:
         m.write(d, M[c0][r] | (M[c0 + 1][r] << 16), 32)
 
 
+def _ldmatrix(st, lanes) -> None:
+    """ldmatrix.sync.aligned.m8n8.x{1,2,4}[.trans].shared.b16 (PTX ISA 9.7.14.5.15): lanes
+    8i..8i+7 give the row addresses of matrix i (eight b16 each); register i of lane l holds
+    row l/4, elements 2(l%4) and 2(l%4)+1 of matrix i, or with .trans elements (2(l%4), l/4)
+    and (2(l%4)+1, l/4)."""
+    mods = {x.split("::")[0] for x in st.modifiers}
+    count = next((int(x[1:]) for x in mods if x in ("x1", "x2", "x4")), None)
+    if count is None or not {"m8n8", "shared", "b16"} <= mods or \
+            mods - {"sync", "aligned", "m8n8", "x1", "x2", "x4", "trans", "shared", "b16"}:
+        raise pi.Unsupported(f"{st.opcode}: only ldmatrix.sync.aligned.m8n8.x{{1,2,4}}"
+                             "[.trans].shared.b16")
+    trans = "trans" in mods
+    d, addr = st.operands
+    rows = []
+    for ln in range(8 * count):
+        sp, a = lanes[ln].address(addr, "shared")
+        if sp != "shared" or a % 16:
+            raise pi.Unsupported(f"{st.opcode}: row address {a:#x} of lane {ln}")
+        lanes[ln].in_window("shared", a, st.opcode)
+        rows.append(a)
+
+    def elem(m, i, r, c):        # b16 element (row r, column c) of matrix i
+        a = rows[8 * i + r] + 2 * c
+        return (m.load("shared", a & ~3, 32) >> (8 * (a & 3))) & 0xFFFF
+    items = d.items if isinstance(d, Vector) else (d,)
+    if len(items) != count:
+        raise pi.Unsupported(f"{st.opcode}: {len(items)} destinations")
+    for ln, m in enumerate(lanes):
+        r, c = ln >> 2, 2 * (ln & 3)
+        for i, reg in enumerate(items):
+            lo, hi = ((elem(m, i, c, r), elem(m, i, c + 1, r)) if trans
+                      else (elem(m, i, r, c), elem(m, i, r, c + 1)))
+            m.write(reg, lo | hi << 16, 32)
+
+
 # ---------------------------------------------------------------- one lane
 
 def _lane(st, m: pi.Machine) -> None:
@@ -544,6 +606,9 @@ def _setp_f32(st, m: pi.Machine) -> None:
         m.write(d, int(r), 1)
 
 
+_COLLECTIVE = {"mma": _mma, "shfl": _shfl, "movmatrix": _movmatrix, "ldmatrix": _ldmatrix}
+
+
 def run_warp(fn, lanes: list, first: int, last: int) -> None:
     """Statements first..last of `fn` on every lane, in lock step."""
     for i in range(first, last + 1):
@@ -554,10 +619,10 @@ def run_warp(fn, lanes: list, first: int, last: int) -> None:
             raise pi.Unsupported(f"s{i}: control flow in a warp run")
         active = [m for m in lanes if st.guard is None or
                   m.pred(st.guard.reg) != st.guard.negated]
-        if st.base in ("mma", "shfl", "movmatrix"):
+        if st.base in _COLLECTIVE:
             if len(active) != len(lanes):
                 raise pi.Unsupported(f"s{i}: a collective on part of the warp")
-            {"mma": _mma, "shfl": _shfl, "movmatrix": _movmatrix}[st.base](st, lanes)
+            _COLLECTIVE[st.base](st, lanes)
             continue
         if st.base in ("bar", "barrier"):
             continue

@@ -9,6 +9,14 @@ outlined body is compared against. Anything outside the subset raises `Unsupport
 the oracle never silently compares a program the interpreter does not understand.
 A vector register (`.reg .v2 .b32 %v`) is its elements, `%v.x`, `%v.y`, ...: an element
 operand names one, and a `.v2`/`.v4` load or store of the whole register moves them all.
+
+Generic addressing: a machine with `windows` ({space: (first address, bytes)}, the state
+spaces' windows in the generic address space, disjoint) sends a load or store without a
+state space to the space whose window holds the address, and `cvta` checks that the
+address it converts lies in the window of the space it names (the generic address of a
+byte is its window address: the windows are where the host harness maps the spaces). An
+address in no window, or a cvta outside its space's window, is an error, never a guess.
+Without windows, generic is global (the outliner oracle's programs).
 """
 
 from __future__ import annotations
@@ -57,7 +65,19 @@ class Machine:
                                                "param": {}, "local": {}})
     special: dict = field(default_factory=lambda: {"%tid.x": 5, "%laneid": 5, "%ntid.x": 32})
     symbols: dict = field(default_factory=dict)      # name -> (space, address)
+    windows: dict = field(default_factory=dict)      # space -> (first address, bytes)
     steps: int = 0
+
+    def window_of(self, a: int) -> str:
+        """The state space whose generic window holds address `a`."""
+        for sp, (first, n) in self.windows.items():
+            if first <= a < first + n:
+                return sp
+        raise Unsupported(f"generic address {a:#x} is in no state space's window")
+
+    def in_window(self, space: str, a: int, what: str) -> None:
+        if self.windows and self.window_of(a) != space:
+            raise Unsupported(f"{what}: {a:#x} is not in the .{space} window")
 
     # ---------------------------------------------------------------- operands
     def value(self, op, width: int, signed: bool = False) -> int:
@@ -123,12 +143,42 @@ class Machine:
 
     def load(self, space: str, key, width: int) -> int:
         m = self.mem[space]
+        if isinstance(m, ByteMemory):
+            return m.read(key, width)
         if key not in m:
             raise KeyError(f"{space} memory at {key} never written")
         return m[key] & ((1 << width) - 1)
 
     def store(self, space: str, key, v: int, width: int) -> None:
-        self.mem[space][key] = v & ((1 << width) - 1)
+        m = self.mem[space]
+        if isinstance(m, ByteMemory):
+            m.write(key, v, width)
+            return
+        m[key] = v & ((1 << width) - 1)
+
+
+class ByteMemory:
+    """A state space as bytes (the host harness's arena: `data` from address `base`): an
+    access of any width reads or writes its bytes, little-endian; outside is an error."""
+
+    def __init__(self, data, base: int):
+        self.data, self.base = bytearray(data), base
+
+    def _at(self, a: int, width: int) -> int:
+        n = max(width // 8, 1)
+        off = a - self.base
+        if off < 0 or off + n > len(self.data) or off % n:
+            raise Unsupported(f"a {n}-byte access at {a:#x} outside the memory or unaligned")
+        return off
+
+    def read(self, a: int, width: int) -> int:
+        off = self._at(a, width)
+        return int.from_bytes(self.data[off:off + max(width // 8, 1)], "little")
+
+    def write(self, a: int, v: int, width: int) -> None:
+        off = self._at(a, width)
+        n = max(width // 8, 1)
+        self.data[off:off + n] = (v & ((1 << (8 * n)) - 1)).to_bytes(n, "little")
 
 
 def _type(mods) -> tuple:
@@ -138,11 +188,23 @@ def _type(mods) -> tuple:
     raise Unsupported(f"no type in .{'.'.join(mods)}")
 
 
-def _space(mods) -> str:
+def _space(mods) -> str | None:
+    """The state space an ld/st names; None: generic."""
     for m in mods:
+        m = m.split("::")[0]
         if m in ("global", "shared", "const", "param", "local"):
             return m
-    return "global"
+    return None
+
+
+def _resolve(m: Machine, space: str | None, sp: str, key):
+    """(space, key) of an access: a generic one goes to the window holding its address
+    (global without windows); a named space must hold the address when windows are set."""
+    if space is None:
+        return (m.window_of(key), key) if m.windows else ("global", key)
+    if sp == space and space in m.windows:
+        m.in_window(space, key, f".{space} access")
+    return sp, key
 
 
 def run(fn, machine: Machine, first: int = 1, last: int = None, max_steps: int = 10000,
@@ -199,7 +261,7 @@ def _execute(st, base, mods, ops, m: Machine) -> None:
     if base in ("ld", "ldu"):
         w, _, _ = _type(mods)
         space = _space(mods)
-        sp, key = m.address(ops[1], space)
+        sp, key = _resolve(m, space, *m.address(ops[1], space or "global"))
         step = 8 if w == 64 else 4
         parts = _parts(ops[0], mods)
         if parts is not None:
@@ -212,7 +274,7 @@ def _execute(st, base, mods, ops, m: Machine) -> None:
     if base == "st":
         w, _, _ = _type(mods)
         space = _space(mods)
-        sp, key = m.address(ops[0], space)
+        sp, key = _resolve(m, space, *m.address(ops[0], space or "global"))
         step = 8 if w == 64 else 4
         parts = _parts(ops[1], mods)
         if parts is not None:
@@ -243,7 +305,14 @@ def _execute(st, base, mods, ops, m: Machine) -> None:
         return
     if base == "cvta":
         w, _, _ = _type(mods)
-        m.write(ops[0], m.value(ops[1], w), w)        # generic == global here
+        v = m.value(ops[1], w)
+        space = _space(mods)
+        if space is None:
+            raise Unsupported(st.text)
+        # a generic address is its window address: the conversion checks the window (the
+        # parameter block lies in the global window, where the harness put it)
+        m.in_window("global" if space == "param" else space, v, st.text.strip())
+        m.write(ops[0], v, w)
         return
     if base == "cvt":
         dw, ds, _ = _type(mods[:-1]) if len([x for x in mods if x in _W]) == 2 else _type(mods)

@@ -5,7 +5,10 @@ CI, not only compiled.
 API (README.md beside this file has the details):
 
 * `Body(source, callee, params, lang)`: a body source file, the callee's name, its parameter
-  types in order ("u32" / "u64"), and which branch of its headers to compile ("cuda"/"hip").
+  types in order ("u32" / "u64"), and which branch of its headers to compile: "cuda" or
+  "hip" (with rr_warp_shim.h), or "lift" (a lifted body of rrsplice.lift: its rr_lift.h's
+  host branch, -DRR_HOST_TEST, whose machine primitives the runtime defines). A callee may
+  return a value (a lifted `.param` return): its bytes per thread are `Harness.returns`.
 * `build(bodies, workdir)` -> `Harness`: one binary for all the bodies (one g++ run per
   language, one link).
 * `Harness` (a context manager): `shared_base` / `global_base` (the window address of the
@@ -14,7 +17,8 @@ API (README.md beside this file has the details):
   body `index` once for a block of `block = (x, y, z)` threads, thread i getting `args[i]`
   (a [threads, nparams] array; thread order = x + bx * (y + by * z)), the arenas starting
   as the given bytes and every static `__shared__` array of the bodies filled with
-  `pattern`; returns the arenas after every thread returned.
+  `pattern`; returns the arenas after every thread returned (and sets `returns`: what each
+  thread's callee returned, bytes, empty for a void callee).
 * `rewrite_asm(text)`: the C++ text with each inline `asm` statement replaced by a call of
   the shim function for its opcode (rr_warp_shim.h lists them; `AsmError` for one the shim
   does not model).
@@ -43,6 +47,10 @@ HERE = Path(__file__).resolve().parent
 SHIM = HERE / "rr_warp_shim.h"
 RUNTIME = HERE / "rr_warp_runtime.cpp"
 MAGIC = 0x52524331
+# where the runtime maps its arenas (rr_warp_runtime.cpp): the same in every binary, so a
+# test lays out window addresses before it builds (`Harness` checks it got them)
+SHARED_ADDR = 0x40000000
+GLOBAL_ADDR = 0x80000000
 # the inline-asm opcodes the shim models (rr_warp_shim.h declares their functions)
 SHIM_ASM = {"st.shared.b32", "st.shared.b64", "ld.shared.b32",
             "mma.sync.aligned.m16n8k32.row.col.f16.e4m3.e4m3.f16"}
@@ -62,12 +70,12 @@ class Body:
     source: Path
     callee: str
     params: Sequence[str]          # "u32" | "u64", the callee's parameters in order
-    lang: str = "cuda"             # "cuda" | "hip": the header branch compiled
+    lang: str = "cuda"             # "cuda" | "hip" | "lift": the header branch compiled
 
     def __post_init__(self):
         self.source = Path(self.source)
-        if self.lang not in ("cuda", "hip"):
-            raise ValueError(f"lang must be cuda or hip, not {self.lang!r}")
+        if self.lang not in ("cuda", "hip", "lift"):
+            raise ValueError(f"lang must be cuda, hip or lift, not {self.lang!r}")
         bad = [p for p in self.params if p not in ("u32", "u64")]
         if bad:
             raise ValueError(f"parameter types must be u32/u64, not {bad}")
@@ -157,17 +165,19 @@ def _cxx() -> str:
     return cxx
 
 
-def _copy_rewritten(src: Path, dst_dir: Path, seen: set) -> Path:
+def _copy_rewritten(src: Path, dst_dir: Path, seen: set, asm: bool = True) -> Path:
     """`src` and every file it includes with "quotes" (from its own directory), into
-    `dst_dir` with their inline asm rewritten."""
-    text = rewrite_asm(src.read_text())
+    `dst_dir` with their inline asm rewritten (`asm`: a lifted body's host branch has none;
+    its CUDA branch's asm is left as it is)."""
+    text = src.read_text()
+    text = rewrite_asm(text) if asm else text
     dst = dst_dir / src.name
     dst.write_text(text)
     seen.add(src.name)
     for inc in re.findall(r'^\s*#\s*include\s+"([^"]+)"', text, re.MULTILINE):
         p = src.parent / inc
         if inc not in seen and p.is_file():
-            _copy_rewritten(p, dst_dir, seen)
+            _copy_rewritten(p, dst_dir, seen, asm)
     return dst
 
 
@@ -175,15 +185,37 @@ def _symbol(i: int, b: Body) -> str:
     return f"rr_body{i}_{b.callee}"
 
 
+_CTYPE = {"u32": "unsigned", "u64": "unsigned long long"}
+
+
+def _wrapper(i: int, b: Body) -> str:
+    """Appended to body i's translation unit: its entry, which calls the callee with the
+    thread's arguments and hands a returned value's bytes to the runtime."""
+    call = f"{b.callee}(" + ", ".join(f"({_CTYPE[p]})a[{j}]" for j, p in
+                                      enumerate(b.params)) + ")"
+    return "\n".join([
+        "", "/* the warp harness's entry of this body (tests/warp_harness/__init__.py) */",
+        "#include <type_traits>",
+        'extern "C" void rr_shim_ret_store(const void *p, unsigned n);',
+        "template <class F> static void rr_entry_call(F f)",
+        "{",
+        "    if constexpr (std::is_void_v<decltype(f())>) {",
+        "        f();",
+        "    } else {",
+        "        const auto r = f();",
+        "        rr_shim_ret_store(&r, sizeof r);",
+        "    }",
+        "}",
+        f'extern "C" void rr_entry_{i}(const unsigned long long *a)',
+        "{",
+        f"    rr_entry_call([&] {{ return {call}; }});",
+        "}", ""])
+
+
 def _entries(bodies) -> str:
     lines = ["/* generated by tests/warp_harness: one entry per body */"]
-    for i, b in enumerate(bodies):
-        ctype = {"u32": "unsigned", "u64": "unsigned long long"}
-        lines.append(f'extern "C" void {_symbol(i, b)}('
-                     + ", ".join(ctype[p] for p in b.params) + ");")
-        lines.append(f"static void rr_entry_{i}(const unsigned long long *a) {{ {_symbol(i, b)}("
-                     + ", ".join(f"({ctype[p]})a[{j}]" for j, p in enumerate(b.params))
-                     + "); }")
+    for i, _b in enumerate(bodies):
+        lines.append(f'extern "C" void rr_entry_{i}(const unsigned long long *a);')
     lines.append('typedef void (*rr_entry_fn)(const unsigned long long *);')
     lines.append('extern "C" const rr_entry_fn rr_entries[] = {'
                  + ", ".join(f"rr_entry_{i}" for i in range(len(bodies))) + "};")
@@ -212,22 +244,31 @@ def _runtime_object(cxx: str, flags: list) -> Path:
 
 
 def build(bodies: Sequence[Body], workdir, *, shared_bytes: int = 65536,
-          global_bytes: int = 4096, opt: str = "-O0",
+          global_bytes: int = 4096, opt: str = "-O0", stack_bytes: int = 256 * 1024,
           jobs_at_once: int = 2) -> Harness:
-    """Compile and link `bodies` into one harness binary under `workdir`."""
+    """Compile and link `bodies` into one harness binary under `workdir`. `opt`: g++'s
+    optimisation level for the bodies (-O0 compiles a whole-layer body several times
+    faster than -O1, and the runs are short; IEEE results are the same: contraction is
+    off). `stack_bytes`: each thread's stack (a whole-region lifted body at -O0 keeps
+    every register in its frame)."""
     workdir = Path(workdir)
     workdir.mkdir(parents=True, exist_ok=True)
     cxx = _cxx()
-    flags = ["-std=c++20", opt, "-pthread", "-w", f"-DRR_SHARED_BYTES={shared_bytes}",
-             f"-DRR_GLOBAL_BYTES={global_bytes}"]
+    flags = ["-std=c++20", opt, "-ffp-contract=off", "-pthread", "-w",
+             f"-DRR_SHARED_BYTES={shared_bytes}", f"-DRR_GLOBAL_BYTES={global_bytes}",
+             f"-DRR_STACK_BYTES={stack_bytes}"]
     jobs = []
     for i, b in enumerate(bodies):
         d = workdir / f"body{i}"
         d.mkdir(exist_ok=True)
-        src = _copy_rewritten(b.source, d, set())
+        src = _copy_rewritten(b.source, d, set(), asm=b.lang != "lift")
+        src.write_text(src.read_text() + _wrapper(i, b))
         # each body's callee gets a name of its own, so variants of one callee link together
-        cmd = [cxx, *flags, "-c", "-x", "c++", "-include", SHIM, "-I", HERE,
-               f"-D{b.callee}={_symbol(i, b)}"]
+        cmd = [cxx, *flags, "-c", "-x", "c++", f"-D{b.callee}={_symbol(i, b)}"]
+        if b.lang == "lift":
+            cmd.append("-DRR_HOST_TEST")
+        else:
+            cmd += ["-include", SHIM, "-I", HERE]
         if b.lang == "hip":
             cmd.append("-DRR_SHIM_HIP")
         jobs.append(cmd + [src, "-o", src.with_suffix(".o")])
@@ -242,7 +283,10 @@ def build(bodies: Sequence[Body], workdir, *, shared_bytes: int = 65536,
     entries = workdir / "rr_entries.cpp"
     entries.write_text(_entries(bodies))
     exe = workdir / "harness"
-    _run([cxx, *flags, _runtime_object(cxx, flags), entries, *objs, "-o", exe])
+    # rr_host_shared (a lifted body's .shared bytes) at address 0: its window addresses are
+    # host addresses in the arena, as the shim's are (the arena is mapped below 4 GiB)
+    _run([cxx, *flags, "-no-pie", "-Wl,--defsym=rr_host_shared=0",
+          _runtime_object(cxx, flags), entries, *objs, "-o", exe])
     return Harness(exe, bodies)
 
 
@@ -255,6 +299,7 @@ class Harness:
         self.timeout = timeout              # seconds one case may run (a hang is killed)
         self.shared_base = self.global_base = None
         self.shared_bytes = self.global_bytes = None
+        self.returns: list = []             # per thread, the bytes its callee returned
 
     def __enter__(self):
         self.proc = subprocess.Popen([str(self.exe)], stdin=subprocess.PIPE,
@@ -309,6 +354,9 @@ class Harness:
         try:
             status = struct.unpack("<I", self._read(4))[0]
             out = self._read(self.shared_bytes), self._read(self.global_bytes)
+            n = struct.unpack("<I", self._read(4))[0]
+            rets = self._read(n * threads) if n else b""
+            self.returns = [rets[i * n:(i + 1) * n] for i in range(threads)]
         finally:
             timer.cancel()
         if status:

@@ -11,7 +11,17 @@
  *                u32 pattern (the byte every static __shared__ array is filled with),
  *                u64 args[threads][nargs] (thread order = linear index x + bx*(y + by*z)),
  *                u8 shared[shared bytes], u8 global[global bytes]
- *   out, a case: u32 status (0: ran), u8 shared[...], u8 global[...]
+ *   out, a case: u32 status (0: ran), u8 shared[...], u8 global[...],
+ *                u32 n (the bytes each thread's callee returned, 0 for a void callee),
+ *                u8 returns[threads][n]
+ * Two kinds of body run here. A CUDA/HIP body compiled with rr_warp_shim.h reaches the
+ * runtime through the rr_shim_* functions; a lifted body (rrsplice.lift, compiled with
+ * -DRR_HOST_TEST) through the host branch of its rr_lift.h: rr_host_tid/ntid/ctaid (set
+ * before the scheduler resumes a thread), rr_host_exchange, rr_host_barrier and
+ * rr_host_shared, which the link places at address 0 (--defsym) so that a lifted body's
+ * `.shared` window address is, as for the shim, the host address in the arena. The arena
+ * is page-aligned and the global arena 256-byte aligned: a 16-byte vector access
+ * (rr_w16, ld/st .v4.b32) at an aligned window address is aligned on the host too.
  * A fault (a .shared access outside the arena, an unknown entry) is reported on stderr and
  * the process exits 3; a deadlock is the driver's timeout. */
 #include <cstdint>
@@ -35,6 +45,20 @@ extern "C" char __stop_rr_shared[] __attribute__((weak));
 #ifndef RR_GLOBAL_BYTES
 #  define RR_GLOBAL_BYTES 4096
 #endif
+/* where the arenas are mapped (tests/warp_harness/__init__.py: SHARED_ADDR, GLOBAL_ADDR) */
+#ifndef RR_SHARED_ADDR
+#  define RR_SHARED_ADDR 0x40000000ull
+#endif
+#ifndef RR_GLOBAL_ADDR
+#  define RR_GLOBAL_ADDR 0x80000000ull
+#endif
+#ifndef RR_STACK_BYTES
+#  define RR_STACK_BYTES (256 * 1024)
+#endif
+#define RR_RET_MAX 1024            /* the most bytes a callee may return */
+
+/* the host branch of a lifted body's rr_lift.h */
+thread_local unsigned rr_host_tid[3], rr_host_ntid[3], rr_host_ctaid[3];
 
 namespace {
 
@@ -51,6 +75,7 @@ struct Fiber {
     ucontext_t ctx;
     unsigned tid[3], linear;
     unsigned xphase;                    // this lane's exchanges so far
+    unsigned ret_bytes;                 // what its callee returned, in g_rets
     bool done;
 };
 
@@ -61,7 +86,7 @@ struct Block {
     std::vector<Warp> warps;
 };
 
-constexpr size_t kStack = 256 * 1024;
+constexpr size_t kStack = RR_STACK_BYTES;
 Block *g_block;
 unsigned char *g_shared;        // the arena, mapped below 4 GiB: host address == window address
 unsigned char *g_global;
@@ -73,6 +98,7 @@ unsigned long long g_progress;
 rr_entry_fn g_fn;
 const unsigned long long *g_args;
 unsigned g_nargs;
+std::vector<unsigned char> g_rets;   // [threads][RR_RET_MAX]
 
 [[noreturn]] void fault(const char *what, unsigned long long a)
 {
@@ -169,6 +195,15 @@ unsigned rr_shim_shfl_idx(unsigned v, int src) { return exchange(v, (unsigned)sr
 
 void *rr_shim_shared_to_generic(unsigned addr) { return shared_at(addr, 0); }
 
+/* a callee's return value (the entry wrappers store it here) */
+void rr_shim_ret_store(const void *p, unsigned n)
+{
+    if (n > RR_RET_MAX)
+        fault("a return value larger than RR_RET_MAX bytes:", n);
+    std::memcpy(&g_rets[(size_t)g_cur->linear * RR_RET_MAX], p, n);
+    g_cur->ret_bytes = n;
+}
+
 void rr_shim_asm_st_shared_b32(unsigned addr, unsigned v) { std::memcpy(shared_at(addr, 4), &v, 4); }
 void rr_shim_asm_st_shared_b64(unsigned addr, unsigned long long v)
 {
@@ -218,23 +253,45 @@ void rr_shim_asm_mma_sync_aligned_m16n8k32_row_col_f16_e4m3_e4m3_f16(
 
 }  // extern "C"
 
+/* the host branch of rr_lift.h: a lifted body's lane exchange and barriers (its
+ * bar.warp.sync and bar.sync both arrive here: a block barrier) */
+unsigned rr_host_exchange(unsigned v, int src) { return exchange(v, (unsigned)src); }
+void rr_host_barrier(void) { rr_shim_syncthreads(); }
+
+#ifndef MAP_FIXED_NOREPLACE
+#  define MAP_FIXED_NOREPLACE 0x100000
+#endif
+/* `bytes` at `addr` (page-aligned, so 16-byte accesses at aligned window addresses are
+ * aligned), or anywhere below 4 GiB when that range is taken; nullptr when neither */
+static unsigned char *map_arena(unsigned long long addr, unsigned long long bytes)
+{
+    void *p = mmap((void *)(uintptr_t)addr, bytes, PROT_READ | PROT_WRITE,
+                   MAP_PRIVATE | MAP_ANONYMOUS | MAP_FIXED_NOREPLACE, -1, 0);
+    if (p == MAP_FAILED || p != (void *)(uintptr_t)addr) {
+        if (p != MAP_FAILED)
+            munmap(p, bytes);
+        p = mmap(nullptr, bytes, PROT_READ | PROT_WRITE,
+                 MAP_PRIVATE | MAP_ANONYMOUS | MAP_32BIT, -1, 0);
+    }
+    if (p == MAP_FAILED || (uintptr_t)p + bytes > 0xffffffffull)
+        return nullptr;
+    return (unsigned char *)p;
+}
+
 static bool read_all(void *p, size_t n) { return std::fread(p, 1, n, stdin) == n; }
 static void write_all(const void *p, size_t n) { std::fwrite(p, 1, n, stdout); }
 
 int main(void)
 {
-    g_shared = (unsigned char *)mmap(nullptr, RR_SHARED_BYTES, PROT_READ | PROT_WRITE,
-                                     MAP_PRIVATE | MAP_ANONYMOUS | MAP_32BIT, -1, 0);
-    if (g_shared == MAP_FAILED || (uintptr_t)g_shared + RR_SHARED_BYTES > 0xffffffffull) {
-        std::fprintf(stderr, "warp harness: cannot map the shared arena below 4 GiB\n");
+    /* the arenas at fixed addresses below 4 GiB (a .shared window address is 32 bits), the
+     * same in every harness binary, so a test can lay out its memory before it builds */
+    g_shared = map_arena(RR_SHARED_ADDR, RR_SHARED_BYTES);
+    g_global = map_arena(RR_GLOBAL_ADDR, RR_GLOBAL_BYTES);
+    if (!g_shared || !g_global) {
+        std::fprintf(stderr, "warp harness: cannot map the arenas below 4 GiB\n");
         return 2;
     }
-    g_stacks = (unsigned char *)mmap(nullptr, kStack * 1024, PROT_READ | PROT_WRITE,
-                                     MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
-    if (g_stacks == MAP_FAILED)
-        return 2;
-    static unsigned char global_arena[RR_GLOBAL_BYTES] __attribute__((aligned(256)));
-    g_global = global_arena;
+    unsigned stack_threads = 0;          // the stacks mapped so far (grown per case)
     const unsigned long long sb = (uintptr_t)g_shared, gb = (uintptr_t)g_global;
     const unsigned sizes[2] = {RR_SHARED_BYTES, RR_GLOBAL_BYTES};
     write_all(&sb, 8); write_all(&gb, 8); write_all(sizes, 8);
@@ -273,7 +330,19 @@ int main(void)
         g_fn = rr_entries[hdr[1]];
         g_args = args.data();
         g_nargs = nargs;
+        if (b.threads > stack_threads) {
+            if (stack_threads)
+                munmap(g_stacks, kStack * stack_threads);
+            g_stacks = (unsigned char *)mmap(nullptr, kStack * b.threads, PROT_READ | PROT_WRITE,
+                                             MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+            if (g_stacks == MAP_FAILED) {
+                std::fprintf(stderr, "warp harness: cannot map %u stacks\n", b.threads);
+                return 2;
+            }
+            stack_threads = b.threads;
+        }
         g_fibers.assign(b.threads, Fiber{});
+        g_rets.assign((size_t)b.threads * RR_RET_MAX, 0);
         for (unsigned i = 0; i < b.threads; ++i) {
             Fiber &f = g_fibers[i];
             f.linear = i;
@@ -293,6 +362,11 @@ int main(void)
                 if (f.done)
                     continue;
                 g_cur = &f;
+                for (int d = 0; d < 3; ++d) {       // one host thread: set per resumed fiber
+                    rr_host_tid[d] = f.tid[d];
+                    rr_host_ntid[d] = b.dim[d];
+                    rr_host_ctaid[d] = 0;
+                }
                 swapcontext(&g_sched, &f.ctx);
                 left += !f.done;
             }
@@ -306,6 +380,12 @@ int main(void)
         write_all(&status, 4);
         write_all(g_shared, RR_SHARED_BYTES);
         write_all(g_global, RR_GLOBAL_BYTES);
+        unsigned n = 0;
+        for (const Fiber &f : g_fibers)
+            n = f.ret_bytes > n ? f.ret_bytes : n;
+        write_all(&n, 4);
+        for (unsigned i = 0; i < b.threads; ++i)
+            write_all(&g_rets[(size_t)i * RR_RET_MAX], n);
         std::fflush(stdout);
     }
 }
