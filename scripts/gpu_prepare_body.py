@@ -79,6 +79,27 @@ def build(cut_dir: Path, recipe: Path, body: Path, kernel: str) -> dict:
     return {"cubin": linked, "resources": res}
 
 
+def build_inlined(cut_dir: Path, recipe: Path, body: Path, kernel: str) -> dict:
+    """apply, `nvcc -rdc=true -ptx` of the body, `rrsplice body inline`, ptxas: the kernel
+    with the body in place of its call (one function, no call), and its resources."""
+    patched = cut_dir / "patched.ptx"
+    sh(rr("apply", recipe, "-o", patched), f"apply {recipe.name}")
+    b_ptx = cut_dir / "body.ptx"
+    sh(["nvcc", "-rdc=true", "-ptx", "-arch=sm_89", "-O3", body, "-o", b_ptx], "nvcc -ptx")
+    inlined = cut_dir / "inlined.ptx"
+    sh(rr("body", "inline", patched, b_ptx, "-o", inlined), "body inline")
+    cubin = cut_dir / "inlined.cubin"
+    log = sh(["ptxas", "-v", f"-arch={ARCH}", inlined, "-o", cubin], "ptxas inlined").stderr
+    res = {}
+    m = re.search(r"Function properties for " + re.escape(kernel) + r"\n\s*(\d+) bytes stack frame"
+                  r".*?Used (\d+) registers", log, re.S)
+    if m:
+        res.update(stack=int(m.group(1)), registers=int(m.group(2)))
+    for f in (patched, b_ptx, inlined):
+        f.unlink()
+    return {"cubin": cubin, "resources": res}
+
+
 class BuildFailed(Exception):
     """A cut whose linked kernel cannot be built (the reason, one line)."""
 

@@ -44,7 +44,7 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 sys.path.insert(0, str(ROOT / "scripts"))
 
-from gpu_prepare_body import ARCH, build, rr, sh  # noqa: E402
+from gpu_prepare_body import ARCH, build, build_inlined, rr, sh  # noqa: E402
 
 
 def _pick(found: list, at: str):
@@ -205,6 +205,10 @@ def main() -> int:
                     help="the registers body's negative control")
     ap.add_argument("--staging", nargs="+", default=["registers", "image"],
                     choices=["registers", "image"], help="the staging modes to build")
+    ap.add_argument("--inline", action="store_true",
+                    help="also the registers body inlined into the kernel (`rrsplice body "
+                         "inline` of its `nvcc -ptx`): the cost of the lifted code without "
+                         "the call")
     args = ap.parse_args()
     items = args.fixtures if args.fixtures is not None else ([] if args.recipes else
                                                              ["tiny", "small", "big"])
@@ -249,8 +253,18 @@ def main() -> int:
             bad = ctl / body.name
             bad.write_text(text)
             runs.append((name, ctl, bad, f"negative control: {why}", False))
+            if staging == "registers" and args.inline:
+                idir = fdir / "inlined"
+                idir.mkdir()
+                for h in ("rr_lift.h", "rr_mma.h"):
+                    if (d / h).exists():
+                        shutil.copy(d / h, idir / h)
+                shutil.copy(body, idir / body.name)
+                runs.append(("inlined", idir, idir / body.name, "the registers body inlined "
+                             "into the kernel (rrsplice body inline), no call", True))
             for cut, cdir, src, what, expect in runs:
-                built = build(cdir, recipe, src, kernel)
+                builder = build_inlined if cut == "inlined" else build
+                built = builder(cdir, recipe, src, kernel)
                 manifest["runs"].append({
                     "fixture": fx, "cut": cut, "what": what, "region": info["region"],
                     "lines": [], "abi": rec.const("ABI") or "scratch", "passed": 0, "recomputed": 0,

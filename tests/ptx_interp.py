@@ -35,7 +35,7 @@ class Returned(Exception):
 
 
 _W = {"u32": 32, "s32": 32, "b32": 32, "u64": 64, "s64": 64, "b64": 64, "pred": 1,
-      "u16": 16, "s16": 16, "b16": 16}
+      "u16": 16, "s16": 16, "b16": 16, "u8": 8, "s8": 8, "b8": 8}
 _CMP = {"eq": lambda a, b: a == b, "ne": lambda a, b: a != b, "lt": lambda a, b: a < b,
         "le": lambda a, b: a <= b, "gt": lambda a, b: a > b, "ge": lambda a, b: a >= b,
         "lo": lambda a, b: a < b, "ls": lambda a, b: a <= b, "hi": lambda a, b: a > b,
@@ -335,6 +335,11 @@ def _execute(st, base, mods, ops, m: Machine) -> None:
             raise Unsupported(st.text)
         a, b, c = (m.value(o, w, signed) for o in ops[1:4])
         m.write(ops[0], a * b + c, w)
+        return
+    if base == "mul" and "wide" in mods:
+        # the full product of two w-bit sources, written 2w bits wide (PTX ISA 9.7.1.4)
+        w, signed, _ = _type(mods)
+        m.write(ops[0], m.value(ops[1], w, signed) * m.value(ops[2], w, signed), 2 * w)
         return
     if base in _BIN:
         w, signed, _ = _type(mods)

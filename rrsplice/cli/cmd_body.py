@@ -108,3 +108,6 @@ def body_coverage_cmd(target, corpus, as_json):
         say(f"{len(rows)} forms, {len(rows) - bad} lift, {bad} do not", err=True)
     if any(r[3] is not None for r in rows):
         raise SystemExit(1)
+
+
+from . import cmd_inline  # noqa: E402,F401  (registers `body inline` on this group)
