@@ -220,7 +220,7 @@ class _Gemm:
         return tuple((r, self.frag_def.get((idx, r))) for r in regs)
 
     def _source(self, idx: int, regs: tuple) -> frozenset:
-        out = set()
+        out: set[tuple] = set()
         for r in regs:
             if self.fa is not None:
                 from .provenance import Load, value_of
