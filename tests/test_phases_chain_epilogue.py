@@ -34,6 +34,7 @@ def cvt_fixture():
     return truth, fn, load_analysis(mod, fn)
 
 
+@pytest.mark.slow
 def test_the_fixture_converts_finished_tiles_between_the_phases_mma(cvt_fixture):
     """The PTX has what the fixture is for, read off the statements without rrsplice's
     phases: within each early-converting phase (the truth's mma counts, in program order),
@@ -53,6 +54,7 @@ def test_the_fixture_converts_finished_tiles_between_the_phases_mma(cvt_fixture)
         assert (cvts > 0) == (t["phase"] in early["phases"])
 
 
+@pytest.mark.slow
 def test_the_fixture_has_the_four_phases_of_its_source(cvt_fixture):
     """41 phases without the rule (one per converted tile, plus phase 4); 4 with it, each
     with the geometry, mma, chains, B bytes and bias seeds the generator wrote."""
