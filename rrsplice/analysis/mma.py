@@ -7,7 +7,11 @@ delimited; in short, walking the mma in program order, a new phase starts at an 
 since the previous mma,
 
   * a statement other than an mma READ a register still holding a D result of the current
-    phase (an epilogue consumed the accumulators), or
+    phase (an epilogue consumed the accumulators) -- unless the mma is more of the same
+    GEMM (its opcode, a fragment or bias seed in common with the phase, its other
+    fragments from the same sources) that neither depends on that epilogue (through
+    registers, memory it wrote, or its guard) nor continues a chain it read: nvcc
+    converts a finished tile early, between the mma of the others -- or
   * control flow intervened (a label, or a branch/return/exit/trap), or
   * the mma itself reads a D result of the current phase as an A or B fragment.
 
@@ -220,7 +224,7 @@ class _Gemm:
         return tuple((r, self.frag_def.get((idx, r))) for r in regs)
 
     def _source(self, idx: int, regs: tuple) -> frozenset:
-        out = set()
+        out: set[tuple] = set()
         for r in regs:
             if self.fa is not None:
                 from .provenance import Load, value_of
