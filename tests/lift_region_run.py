@@ -305,3 +305,37 @@ def run_region(tmp_path, recipe, staging: str = "registers", launch_path=None,
             if got != want:
                 bad.append(("%" + r, lane, hex(got), hex(want)))
     return Outcome(names, checked, bad, lanes, smem, body.region, last - first + 1)
+
+
+class host_loop_run:
+    """A lifted body with a `.param` return on the warp harness, one input per call (the
+    loop regions): `with host_loop_run(d, body, ctypes) as run: rets, words_after =
+    run(words, args)` runs a warp whose 32 threads all get `args` (the global arena starts
+    as `words` from `run.base`) and checks they return the same bytes."""
+
+    def __init__(self, tmp_path, body, ctypes, words: int = 1024):
+        tmp_path = Path(tmp_path)
+        (tmp_path / "body.cu").write_text(body.text)
+        (tmp_path / "rr_lift.h").write_text(body.header)
+        self.words = words
+        self.base = GLOBAL_ADDR
+        self.h = build([Body(tmp_path / "body.cu", body.callee,
+                             ["u64" if t in ("rr_u64", ".b64") else "u32" for t in ctypes],
+                             "lift")], tmp_path / "harness", global_bytes=4 * words,
+                       opt="-O1")
+
+    def __enter__(self):
+        self.h.__enter__()
+        return self
+
+    def __exit__(self, *exc):
+        self.h.__exit__(*exc)
+
+    def __call__(self, words: list, args: list) -> tuple:
+        data = np.zeros(self.words, "<u4")
+        data[:len(words)] = words
+        _, after = self.h.call(0, (32, 1, 1), [list(args)] * 32, bytes(self.h.shared_bytes),
+                               data.tobytes())
+        rets = self.h.returns
+        assert all(r == rets[0] for r in rets), "the threads of one input disagree"
+        return rets[0], np.frombuffer(after, "<u4")[:len(words)].tolist()

@@ -13,8 +13,7 @@ import sys
 
 import pytest
 from conftest import ROOT
-from lift_host import build, run
-from lift_region_run import run_region
+from lift_region_run import host_loop_run, run_region
 from ptx_interp import Machine
 from ptx_interp import run as interp_run
 
@@ -153,35 +152,32 @@ def test_loop_regions_on_the_host_as_the_interpreter_runs_them(tmp_path, name):
     loads = {st.operands[1].base.name: st.operands[0].name for st in bfn.statements
              if st.opcode and st.opcode.startswith("ld.param")}
     params = [(loads[p.name], p.type) for p in bfn.params]
-    words_n, base = 256, 0x10000
-    exe = build(tmp_path, body.text, body.header, body.callee,
-                ["rr_u64" if t == ".b64" else "rr_u32" for _, t in params], 4 * len(rets), 1,
-                words_n)
+    words_n = 256
     fn = parse(ROOT / "corpus_fixtures" / "loops" / "loops_sm90.ptx").function(LOOPS[name][0])
     first, last = body.region
     rng = random.Random(5)
     exits = set()
-    for _ in range(40):
-        n = rng.randint(1, 12)
-        words = [w & 0xFFFFFFFF for w in _row(rng, words_n)]
-        m = Machine()
-        m.special = {"%tid.x": rng.randrange(4), "%ntid.x": 4, "%ctaid.x": 0}
-        for i, w in enumerate(words):
-            m.mem["global"][base + 4 * i] = w
-        pname = fn.params[0].name[:-1]
-        m.mem["param"].update({(pname + "0", 0): base, (pname + "1", 0): base + 4 * 200,
-                               (pname + "2", 0): n})
-        for p in fn.params:
-            m.symbols[p.name] = ("param", 0)
-        assert interp_run(fn, m, 1, first - 1) == "exit"          # the kernel's prologue
-        live = {r: m.regs.get(r, 0) for r, _ in params}
-        exits.add(interp_run(fn, m, first, last, branch_out=True))
-        args = [(live[r] - base, True) if t == ".b64" and 0 <= live[r] - base < 4 * words_n
-                else (live[r], False) for r, t in params]
-        got_rets, after = run(exe, words, [args])
-        got = [int.from_bytes(got_rets[0][4 * k:4 * k + 4], "little") for k in range(len(rets))]
-        assert got == [m.regs[r] for r in rets], (n, live, got)
-        assert after == words
+    with host_loop_run(tmp_path, body, [t for _, t in params]) as run:
+        base = run.base
+        for _ in range(40):
+            n = rng.randint(1, 12)
+            words = [w & 0xFFFFFFFF for w in _row(rng, words_n)]
+            m = Machine()
+            m.special = {"%tid.x": rng.randrange(4), "%ntid.x": 4, "%ctaid.x": 0}
+            for i, w in enumerate(words):
+                m.mem["global"][base + 4 * i] = w
+            pname = fn.params[0].name[:-1]
+            m.mem["param"].update({(pname + "0", 0): base, (pname + "1", 0): base + 4 * 200,
+                                   (pname + "2", 0): n})
+            for p in fn.params:
+                m.symbols[p.name] = ("param", 0)
+            assert interp_run(fn, m, 1, first - 1) == "exit"          # the kernel's prologue
+            live = {r: m.regs.get(r, 0) for r, _ in params}
+            exits.add(interp_run(fn, m, first, last, branch_out=True))
+            got_rets, after = run(words, [live[r] for r, _ in params])
+            got = [int.from_bytes(got_rets[4 * k:4 * k + 4], "little") for k in range(len(rets))]
+            assert got == [m.regs[r] for r in rets], (n, live, got)
+            assert after == words
     assert len(exits) == LOOPS[name][1], exits     # every way out taken, by some input
 
 
