@@ -1,8 +1,9 @@
 """ldmatrix as the lifter lowers it (rrsplice/lift/header.py `rr_ldmatrix`), run on the host
 (the warp harness, tests/warp_harness) as one warp of 32 threads and checked against the
 PTX ISA's definition written here in bytes: lanes 8i..8i+7 give the row addresses of
-matrix i; register i of lane l holds row l/4, b16 elements 2(l%4) and 2(l%4)+1 of matrix i, and with .trans element (c, r) for
-c = 2(l%4), 2(l%4)+1 and r = l/4 (PTX ISA, "Warp-level matrix load instruction: ldmatrix").
+matrix i; register i of lane l holds row l/4, b16 elements 2(l%4) and 2(l%4)+1 of matrix
+i, and with .trans element (c, r) for c = 2(l%4), 2(l%4)+1 and r = l/4 (PTX ISA,
+"Warp-level matrix load instruction: ldmatrix").
 The Triton-style fixture's region (ldmatrix.x4 A fragments from dynamic shared memory)
 lifts and compiles; its whole region runs against the interpreter in
 tests/test_lift_run_fixtures.py, on the GPU in scripts/gpu_prepare_lift.py."""
