@@ -209,7 +209,17 @@ def _run_stmts(stmts, lanes) -> None:
             _lane(st, m)
 
 
-def _reference(fn, launch, memory, param_syms, shared_syms, params, first, last, seed,
+def _scratch_regs(rec) -> set:
+    """The call text's registers that hold the scratch array's address (`mov.u32 R,
+    SCRATCH`): the body gets the array's window address there."""
+    sym = rec.const("SCRATCH")
+    if not sym:
+        return set()
+    return set(re.findall(r"mov\.u32\s+(%[\w$]+)\s*,\s*" + re.escape(sym) + r"\s*;",
+                          rec.call or ""))
+
+
+def _reference(rec, fn, launch, memory, param_syms, shared_syms, params, first, last, seed,
                shared_bytes):
     """The region on the warp interpreter: (the 32 lanes after it, each lane's values
     before it, .shared before it)."""
@@ -220,6 +230,7 @@ def _reference(fn, launch, memory, param_syms, shared_syms, params, first, last,
     rng = random.Random(seed)
     shared = ByteMemory(bytes(shared_bytes), SHARED_ADDR)
     lanes = []
+    scratch_regs = _scratch_regs(rec)
     for lane in range(32):
         m = _machine(lane, launch, param_syms, memory, shared, shared_syms)
         for st in fn.statements[:first - 1]:      # texture fetches: random texels in [0, 1)
@@ -232,7 +243,7 @@ def _reference(fn, launch, memory, param_syms, shared_syms, params, first, last,
     for m in lanes:
         live = dict(m.regs)                      # what the kernel's prologue computed
         for _, reg, _ty in params:
-            if not reg.startswith("%rrs"):
+            if reg not in scratch_regs:
                 live[reg] = m.regs[reg] if reg in m.regs else _safe_word(rng)
         m.regs = dict(live)
         lane_live.append(live)
@@ -273,16 +284,17 @@ def run_region(tmp_path, recipe, staging: str = "registers", launch_path=None,
     loads = {st.operands[1].base.name: st.operands[0].name for st in bfn.statements
              if st.opcode and st.opcode.startswith("ld.param")}
     params = [(p.name, loads[p.name], p.type) for p in bfn.params]
+    scratch_regs = _scratch_regs(rec)
     shared_bytes = -(-(PROBE - SHARED_ADDR + 4 * 32 * (len(names) + 1)) // 4096) * 4096
     first, last = body.region
     key = (str(recipe), str(launch_path), seed, body.region)
     if key not in _REFERENCE:
-        _REFERENCE[key] = _reference(fn, launch, ByteMemory(data, BASE), param_syms,
+        _REFERENCE[key] = _reference(rec, fn, launch, ByteMemory(data, BASE), param_syms,
                                      shared_syms, params, first, last, seed,
                                      PROBE - SHARED_ADDR)
     lanes, lane_live, before = _REFERENCE[key]
     scratch = shared_syms.get(rec.const("SCRATCH"), SHARED_BASE)
-    args = [[scratch if reg.startswith("%rrs") else lane_live[lane][reg]
+    args = [[scratch if reg in scratch_regs else lane_live[lane][reg]
              for _, reg, _ty in params] for lane in range(32)]
     with build([Body(tmp_path / "body.cu", body.callee,
                      ["u64" if t == ".b64" else "u32" for _, _, t in params], "lift")],
