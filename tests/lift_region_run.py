@@ -209,7 +209,17 @@ def _run_stmts(stmts, lanes) -> None:
             _lane(st, m)
 
 
-def _reference(fn, launch, memory, param_syms, shared_syms, params, first, last, seed,
+def _scratch_regs(rec) -> set:
+    """The call text's registers that hold the scratch array's address (`mov.u32 R,
+    SCRATCH`): the body gets the array's window address there."""
+    sym = rec.const("SCRATCH")
+    if not sym:
+        return set()
+    return set(re.findall(r"mov\.u32\s+(%[\w$]+)\s*,\s*" + re.escape(sym) + r"\s*;",
+                          rec.call or ""))
+
+
+def _reference(rec, fn, launch, memory, param_syms, shared_syms, params, first, last, seed,
                shared_bytes):
     """The region on the warp interpreter: (the 32 lanes after it, each lane's values
     before it, .shared before it)."""
@@ -220,6 +230,7 @@ def _reference(fn, launch, memory, param_syms, shared_syms, params, first, last,
     rng = random.Random(seed)
     shared = ByteMemory(bytes(shared_bytes), SHARED_ADDR)
     lanes = []
+    scratch_regs = _scratch_regs(rec)
     for lane in range(32):
         m = _machine(lane, launch, param_syms, memory, shared, shared_syms)
         for st in fn.statements[:first - 1]:      # texture fetches: random texels in [0, 1)
@@ -232,7 +243,7 @@ def _reference(fn, launch, memory, param_syms, shared_syms, params, first, last,
     for m in lanes:
         live = dict(m.regs)                      # what the kernel's prologue computed
         for _, reg, _ty in params:
-            if not reg.startswith("%rrs"):
+            if reg not in scratch_regs:
                 live[reg] = m.regs[reg] if reg in m.regs else _safe_word(rng)
         m.regs = dict(live)
         lane_live.append(live)
@@ -273,16 +284,17 @@ def run_region(tmp_path, recipe, staging: str = "registers", launch_path=None,
     loads = {st.operands[1].base.name: st.operands[0].name for st in bfn.statements
              if st.opcode and st.opcode.startswith("ld.param")}
     params = [(p.name, loads[p.name], p.type) for p in bfn.params]
+    scratch_regs = _scratch_regs(rec)
     shared_bytes = -(-(PROBE - SHARED_ADDR + 4 * 32 * (len(names) + 1)) // 4096) * 4096
     first, last = body.region
     key = (str(recipe), str(launch_path), seed, body.region)
     if key not in _REFERENCE:
-        _REFERENCE[key] = _reference(fn, launch, ByteMemory(data, BASE), param_syms,
+        _REFERENCE[key] = _reference(rec, fn, launch, ByteMemory(data, BASE), param_syms,
                                      shared_syms, params, first, last, seed,
                                      PROBE - SHARED_ADDR)
     lanes, lane_live, before = _REFERENCE[key]
     scratch = shared_syms.get(rec.const("SCRATCH"), SHARED_BASE)
-    args = [[scratch if reg.startswith("%rrs") else lane_live[lane][reg]
+    args = [[scratch if reg in scratch_regs else lane_live[lane][reg]
              for _, reg, _ty in params] for lane in range(32)]
     with build([Body(tmp_path / "body.cu", body.callee,
                      ["u64" if t == ".b64" else "u32" for _, _, t in params], "lift")],
@@ -305,3 +317,37 @@ def run_region(tmp_path, recipe, staging: str = "registers", launch_path=None,
             if got != want:
                 bad.append(("%" + r, lane, hex(got), hex(want)))
     return Outcome(names, checked, bad, lanes, smem, body.region, last - first + 1)
+
+
+class host_loop_run:
+    """A lifted body with a `.param` return on the warp harness, one input per call (the
+    loop regions): `with host_loop_run(d, body, ctypes) as run: rets, words_after =
+    run(words, args)` runs a warp whose 32 threads all get `args` (the global arena starts
+    as `words` from `run.base`) and checks they return the same bytes."""
+
+    def __init__(self, tmp_path, body, ctypes, words: int = 1024):
+        tmp_path = Path(tmp_path)
+        (tmp_path / "body.cu").write_text(body.text)
+        (tmp_path / "rr_lift.h").write_text(body.header)
+        self.words = words
+        self.base = GLOBAL_ADDR
+        self.h = build([Body(tmp_path / "body.cu", body.callee,
+                             ["u64" if t in ("rr_u64", ".b64") else "u32" for t in ctypes],
+                             "lift")], tmp_path / "harness", global_bytes=4 * words,
+                       opt="-O1")
+
+    def __enter__(self):
+        self.h.__enter__()
+        return self
+
+    def __exit__(self, *exc):
+        self.h.__exit__(*exc)
+
+    def __call__(self, words: list, args: list) -> tuple:
+        data = np.zeros(self.words, "<u4")
+        data[:len(words)] = words
+        _, after = self.h.call(0, (32, 1, 1), [list(args)] * 32, bytes(self.h.shared_bytes),
+                               data.tobytes())
+        rets = self.h.returns
+        assert all(r == rets[0] for r in rets), "the threads of one input disagree"
+        return rets[0], np.frombuffer(after, "<u4")[:len(words)].tolist()

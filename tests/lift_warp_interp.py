@@ -379,6 +379,7 @@ FORMS = {
     "abs.f32": (32, (32,), lambda a: a & 0x7FFFFFFF),
     "copysign.f32": (32, (32, 32), lambda a, b: (b & 0x7FFFFFFF) | (a & 0x80000000)),
     "cvt.sat.f32.f32": (32, (32,), _sat),
+    "cvt.ftz.sat.f32.f32": (32, (32,), lambda a: _sat(ftz32(a))),
     "fma.rm.f32": (32, (32, 32, 32), _fma_rm),
     "tanh.approx.f32": (32, (32,), _tanh),
     "rcp.approx.ftz.f32": (32, (32,), _rcp_ftz),

@@ -1,5 +1,5 @@
-"""The lifter (rrsplice.lift): a whole region lifted to C++ runs on the host (tests/
-lift_host.py) and computes what the PTX interpreter (tests/ptx_interp.py) computes on the
+"""The lifter (rrsplice.lift): a whole region lifted to C++ runs on the host (the warp
+harness, tests/warp_harness) and computes what the PTX interpreter (tests/ptx_interp.py) computes on the
 same inputs; whole-region bodies of the real-compiler fixtures compile warning-free with
 nvcc (sm_89, sm_90) and clang-19 for gfx1201; a form without a semantics row is refused
 by name and place; generated names cannot collide."""
@@ -13,7 +13,7 @@ import textwrap
 
 import pytest
 from conftest import ROOT
-from lift_host import build, run
+from lift_region_run import host_loop_run
 from ptx_interp import Machine
 from ptx_interp import run as interp_run
 
@@ -40,31 +40,27 @@ def test_loops_nested_region_runs_on_the_host_as_the_interpreter_runs_it(tmp_pat
     body = lift_region(LOOPS, "registers")
     params = _param_regs(body.outlined_ptx)
     words_n = 64
-    exe = build(tmp_path, body.text, body.header, body.callee, [t for _, _, t in params],
-                4, 1, words_n)
     mod = parse(ROOT / "corpus_fixtures" / "loops" / "loops_sm90.ptx")
     fn = mod.function("nested")
     first, last = body.region
     rng = random.Random(7)
-    base = 0x10000
-    compared = 0
+    cases = []
     for _ in range(25):
         words = [rng.getrandbits(32) for _ in range(words_n)]
-        live = {"%r26": rng.randint(1, 6), "%r83": rng.randint(0, 3),
-                "%r91": rng.getrandbits(32), "%rd1": base, "%rd2": rng.randint(0, 40)}
-        m = Machine()
-        m.regs.update(live)
-        for i, w in enumerate(words):
-            m.mem["global"][base + 4 * i] = w
-        assert interp_run(fn, m, first, last) == "exit"
-        args = [(live[r] - base, True) if r == "%rd1" else (live[r], False)
-                for _, r, _ in params]
-        rets, after = run(exe, words, [args])
-        got = int.from_bytes(rets[0], "little")
-        assert got == m.regs["%r91"], (live, got, m.regs["%r91"])
-        assert after == words          # the region only reads memory
-        compared += 1
-    assert compared == 25
+        cases.append((words, {"%r26": rng.randint(1, 6), "%r83": rng.randint(0, 3),
+                              "%r91": rng.getrandbits(32), "%rd2": rng.randint(0, 40)}))
+    with host_loop_run(tmp_path, body, [t for _, _, t in params]) as run:
+        for words, live in cases:
+            m = Machine()
+            live = dict(live, **{"%rd1": run.base})
+            m.regs.update(live)
+            for i, w in enumerate(words):
+                m.mem["global"][run.base + 4 * i] = w
+            assert interp_run(fn, m, first, last) == "exit"
+            rets, after = run(words, [live[r] for _, r, _ in params])
+            got = int.from_bytes(rets, "little")
+            assert got == m.regs["%r91"], (live, got, m.regs["%r91"])
+            assert after == words          # the region only reads memory
 
 
 _BAD = textwrap.dedent("""\

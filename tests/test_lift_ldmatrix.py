@@ -1,20 +1,27 @@
 """ldmatrix as the lifter lowers it (rrsplice/lift/header.py `rr_ldmatrix`), run on the host
-as one warp of 32 threads and checked against the PTX ISA's definition written here in
-bytes: lanes 8i..8i+7 give the row addresses of matrix i; register i of lane l holds row
-l/4, b16 elements 2(l%4) and 2(l%4)+1 of matrix i, and with .trans element (c, r) for
-c = 2(l%4), 2(l%4)+1 and r = l/4 (PTX ISA, "Warp-level matrix load instruction: ldmatrix").
+(the warp harness, tests/warp_harness) as one warp of 32 threads and checked against the
+PTX ISA's definition written here in bytes: lanes 8i..8i+7 give the row addresses of
+matrix i; register i of lane l holds row l/4, b16 elements 2(l%4) and 2(l%4)+1 of matrix
+i, and with .trans element (c, r) for c = 2(l%4), 2(l%4)+1 and r = l/4 (PTX ISA,
+"Warp-level matrix load instruction: ldmatrix").
 The Triton-style fixture's region (ldmatrix.x4 A fragments from dynamic shared memory)
-lifts and compiles; its run on the GPU is in scripts/gpu_prepare_lift.py."""
+lifts and compiles; its whole region runs against the interpreter in
+tests/test_lift_run_fixtures.py, on the GPU in scripts/gpu_prepare_lift.py."""
 
 from __future__ import annotations
 
 import random
 import shutil
 import subprocess
+import sys
+from pathlib import Path
 
+import numpy as np
 import pytest
 from conftest import ROOT
-from lift_host import build, run
+
+sys.path.insert(0, str(Path(__file__).resolve().parent / "warp_harness"))
+from warp_harness import GLOBAL_ADDR, SHARED_ADDR, Body, build
 
 from rrsplice import parse
 from rrsplice.lift import lift_region
@@ -22,8 +29,8 @@ from rrsplice.lift.header import header_text
 
 pytestmark = pytest.mark.slow          # g++ per case
 
-SRC = 0x0           # the matrices' rows, copied from global memory into .shared
-OUT = 0x4000        # where each lane stores what it received
+SRC = SHARED_ADDR   # the matrices' rows, copied from global memory into .shared
+OUT = SRC + 0x4000  # where each lane stores what it received
 ROWS = 64           # 16-byte rows in the .shared arena the addresses choose from
 
 BODY = r"""
@@ -44,7 +51,7 @@ extern "C" void rr_probe(rr_u64 words, rr_u32 addr)
 def _reference(arena: bytes, addrs: list, count: int, trans: bool) -> list:
     """[lane][i] -> the 32-bit register, from the ISA's element placement."""
     def elem(i, r, c):        # b16 element (row r, column c) of matrix i
-        a = addrs[8 * i + r] + 2 * c
+        a = addrs[8 * i + r] - SRC + 2 * c
         return int.from_bytes(arena[a:a + 2], "little")
     out = []
     for lane in range(32):
@@ -57,23 +64,34 @@ def _reference(arena: bytes, addrs: list, count: int, trans: bool) -> list:
     return out
 
 
-@pytest.mark.parametrize("count", [1, 2, 4])
-@pytest.mark.parametrize("trans", [False, True])
-def test_ldmatrix_gives_each_lane_the_isa_elements(tmp_path, count, trans):
-    rng = random.Random(count * 2 + trans)
-    words = [rng.getrandbits(32) for _ in range(ROWS * 4)]
-    arena = b"".join(w.to_bytes(4, "little") for w in words)
-    addrs = [SRC + 16 * r for r in rng.sample(range(ROWS), 32)]     # distinct rows, any order
-    body = (BODY.replace("@ROWS@", str(ROWS)).replace("@SRC@", hex(SRC))
-            .replace("@OUT@", hex(OUT)).replace("@COUNT@", str(count))
-            .replace("@TRANS@", "true" if trans else "false"))
-    exe = build(tmp_path, body, header_text([]), "rr_probe", ["rr_u64", "rr_u32"], 0, 32,
-                len(words), shared=OUT + 4 * 32 * count)
-    args = [[(0, True), (addrs[lane], False)] for lane in range(32)]
-    _, _, smem = run(exe, words, args, shared=True)
-    got = [[int.from_bytes(smem[OUT + 4 * (32 * i + lane):OUT + 4 * (32 * i + lane) + 4], "little")
-            for i in range(count)] for lane in range(32)]
-    assert got == _reference(arena, addrs, count, trans)
+CASES = [(count, trans) for count in (1, 2, 4) for trans in (False, True)]
+
+
+def test_ldmatrix_gives_each_lane_the_isa_elements(tmp_path):
+    """Every count and .trans, one harness binary (a body per case)."""
+    bodies = []
+    for count, trans in CASES:
+        src = tmp_path / f"ldm{count}{int(trans)}.cu"
+        src.write_text('#include "rr_lift.h"\n' + BODY.replace("@ROWS@", str(ROWS))
+                       .replace("@SRC@", hex(SRC)).replace("@OUT@", hex(OUT))
+                       .replace("@COUNT@", str(count))
+                       .replace("@TRANS@", "true" if trans else "false"))
+        bodies.append(Body(src, "rr_probe", ["u64", "u32"], "lift"))
+    (tmp_path / "rr_lift.h").write_text(header_text([]))
+    with build(bodies, tmp_path / "h", shared_bytes=1 << 16, opt="-O1") as h:
+        for k, (count, trans) in enumerate(CASES):
+            rng = random.Random(count * 2 + trans)
+            words = [rng.getrandbits(32) for _ in range(ROWS * 4)]
+            arena = b"".join(w.to_bytes(4, "little") for w in words)
+            addrs = [SRC + 16 * r for r in rng.sample(range(ROWS), 32)]   # distinct rows
+            glob = np.zeros(h.global_bytes, np.uint8)
+            glob[:len(arena)] = np.frombuffer(arena, np.uint8)
+            smem, _ = h.call(k, (32, 1, 1), [[GLOBAL_ADDR, addrs[lane]] for lane in range(32)],
+                             bytes(h.shared_bytes), glob.tobytes())
+            at = OUT - SHARED_ADDR
+            got = [[int.from_bytes(smem[at + 4 * (32 * i + lane):at + 4 * (32 * i + lane) + 4],
+                                   "little") for i in range(count)] for lane in range(32)]
+            assert got == _reference(arena, addrs, count, trans), (count, trans)
 
 
 @pytest.mark.parametrize("staging", ["registers", "image"])

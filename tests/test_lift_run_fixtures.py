@@ -1,9 +1,14 @@
-"""Whole regions of more fixtures, lifted, run on the host against the warp interpreter on
-every register of every lane (tests/lift_region_run.py), in both staging modes: the layer
-fixtures (corpus_fixtures/layer/: residual add + layer norm, tanh GELU, an f32 softmax over
-shfl.bfly, requantisation from f32; plain and --use_fast_math), swin_small and swin_big.
-Each fixture's test runs both modes against one interpreter run. The layer fixtures also
-carry the GPU proof's two negative controls, which must change what the host computes."""
+"""Whole regions of more fixtures, lifted, run on the host (the warp harness) against the
+warp interpreter on every register of every lane (tests/lift_region_run.py), in both
+staging modes: the layer fixtures (corpus_fixtures/layer/: residual add + layer norm, tanh
+GELU, an f32 softmax over shfl.bfly, requantisation from f32; plain and --use_fast_math),
+swin_small and swin_big, the dec1/dec2 stand-ins (the DLSS layers' shape: 38 and 45 phases,
+prmt, ex2, rcp, generic loads from the parameter block), the fragment fixtures
+(corpus_fixtures/frag/: B reloaded per m-tile, A reloaded per n-tile, weights behind a
+struct parameter, a Triton-style ldmatrix kernel) and tiny_family with the variants it is
+ported to. Each fixture's test runs both modes against one interpreter run. The layer
+fixtures also carry the GPU proof's two negative controls, which must change what the host
+computes."""
 
 from __future__ import annotations
 
@@ -13,8 +18,7 @@ import sys
 
 import pytest
 from conftest import ROOT
-from lift_host import build, run
-from lift_region_run import run_region
+from lift_region_run import host_loop_run, run_region
 from ptx_interp import Machine
 from ptx_interp import run as interp_run
 
@@ -25,6 +29,7 @@ from rrsplice.ptx.parser import parse
 from rrsplice.workflow.recipe import load_recipe
 
 LAYER = ROOT / "corpus_fixtures" / "layer"
+FRAG = ROOT / "corpus_fixtures" / "frag"
 
 # recipe, launch description, the fewest (register, lane) values the run must compare
 CASES = {
@@ -34,6 +39,16 @@ CASES = {
                    160_000),
     "swin_big": ("swin_big_sm89.py", ROOT / "corpus_fixtures" / "swin_big.launch.json",
                  450_000),
+    "swin_dec2": ("swin_dec2.py", ROOT / "corpus_fixtures" / "0021-PREPASS_ENTRYPOINT_NAME"
+                  ".launch.json", 515_168),
+    "swin_dec1": ("swin_dec1.py", ROOT / "corpus_fixtures" / "0022-PREPASS_ENTRYPOINT_NAME"
+                  ".launch.json", 544_800),
+    "frag_breload": ("frag_breload.py", FRAG / "frag_breload.launch.json", 28_224),
+    "frag_areload": ("frag_areload.py", FRAG / "frag_areload.launch.json", 7_744),
+    "frag_struct": ("frag_struct.py", FRAG / "frag_struct.launch.json", 1_408),
+    "frag_triton": ("frag_triton.py", FRAG / "frag_triton.launch.json", 4_608),
+    "tiny_family": ("tiny_family.py", ROOT / "corpus_fixtures" / "swin_tiny.launch.json",
+                    68_736),
 }
 
 
@@ -50,10 +65,11 @@ def _both_stagings(tmp_path, name, controls: bool = False):
     swapped in the image body) change what the call returns. One interpreter run serves
     all four."""
     recipe, launch, least = CASES[name]
+    recipe = ROOT / "recipes" / recipe if isinstance(recipe, str) else recipe
     for staging in ("registers", "image"):
         d = tmp_path / staging
         d.mkdir()
-        out = run_region(d, ROOT / "recipes" / recipe, staging, launch)
+        out = run_region(d, recipe, staging, launch)
         assert out.checked >= least, (staging, out.checked)
         assert not out.bad, (staging, len(out.bad), out.bad[:6])
     if not controls:
@@ -93,6 +109,45 @@ def test_swin_big_whole_region_every_register_of_every_lane_both_stagings(tmp_pa
     """swin_big's whole region (22 phases, 916 mma): ~460,000 values per staging mode; about two
     minutes of CPU, most of it the interpreter's one run."""
     _both_stagings(tmp_path, "swin_big")
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("name", ["swin_dec2", "swin_dec1"])
+def test_dec_stand_in_whole_region_every_register_of_every_lane_both_stagings(tmp_path, name):
+    """The dec stand-ins' whole regions (dec2: s452-s15510, 726 mma in 38 phases; dec1:
+    904 mma), from their launch descriptions: 515,168 and 544,800 values per mode."""
+    _both_stagings(tmp_path, name)
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("name", ["frag_breload", "frag_areload", "frag_struct",
+                                  "frag_triton"])
+def test_fragment_fixture_whole_region_every_register_of_every_lane_both_stagings(tmp_path,
+                                                                                   name):
+    """Kernels shaped as nvcc and Triton emit them: B reloaded for every m-tile, A reloaded
+    for every n-tile, the weights behind a struct parameter, and ldmatrix A fragments from
+    dynamic .shared written by the kernel's prologue (run on the interpreter first)."""
+    _both_stagings(tmp_path, name)
+
+
+TINY_PORTS = ["mvhi_ldr", "mvlo_hdr", "mvlo_ldr"]
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("variant", ["mvhi_hdr"] + TINY_PORTS)
+def test_tiny_family_and_its_ports_whole_region_both_stagings(tmp_path, variant):
+    """recipes/tiny_family.py (the mvhi_hdr variant) and the recipe ported from it to each
+    aligned variant (`recipe port`): each port's whole region, lifted, against its own
+    kernel on the interpreter, from the family's launch description."""
+    from rrsplice.workflow.port import port_recipe
+    from rrsplice.workflow.recipe import BUNDLED_CORPUS
+    recipe, launch, least = CASES["tiny_family"]
+    if variant != "mvhi_hdr":
+        ptx = BUNDLED_CORPUS / f"swin_tiny_{variant}_sm89.ptx"
+        recipe = port_recipe(ROOT / "recipes" / recipe, f"{ptx}:rrswin_tiny_{variant}_kernel",
+                             out=tmp_path / f"tiny_{variant}.py").output
+    CASES[f"tiny_{variant}"] = (recipe, launch, least)
+    _both_stagings(tmp_path, f"tiny_{variant}")
 
 
 @pytest.mark.slow
@@ -153,35 +208,32 @@ def test_loop_regions_on_the_host_as_the_interpreter_runs_them(tmp_path, name):
     loads = {st.operands[1].base.name: st.operands[0].name for st in bfn.statements
              if st.opcode and st.opcode.startswith("ld.param")}
     params = [(loads[p.name], p.type) for p in bfn.params]
-    words_n, base = 256, 0x10000
-    exe = build(tmp_path, body.text, body.header, body.callee,
-                ["rr_u64" if t == ".b64" else "rr_u32" for _, t in params], 4 * len(rets), 1,
-                words_n)
+    words_n = 256
     fn = parse(ROOT / "corpus_fixtures" / "loops" / "loops_sm90.ptx").function(LOOPS[name][0])
     first, last = body.region
     rng = random.Random(5)
     exits = set()
-    for _ in range(40):
-        n = rng.randint(1, 12)
-        words = [w & 0xFFFFFFFF for w in _row(rng, words_n)]
-        m = Machine()
-        m.special = {"%tid.x": rng.randrange(4), "%ntid.x": 4, "%ctaid.x": 0}
-        for i, w in enumerate(words):
-            m.mem["global"][base + 4 * i] = w
-        pname = fn.params[0].name[:-1]
-        m.mem["param"].update({(pname + "0", 0): base, (pname + "1", 0): base + 4 * 200,
-                               (pname + "2", 0): n})
-        for p in fn.params:
-            m.symbols[p.name] = ("param", 0)
-        assert interp_run(fn, m, 1, first - 1) == "exit"          # the kernel's prologue
-        live = {r: m.regs.get(r, 0) for r, _ in params}
-        exits.add(interp_run(fn, m, first, last, branch_out=True))
-        args = [(live[r] - base, True) if t == ".b64" and 0 <= live[r] - base < 4 * words_n
-                else (live[r], False) for r, t in params]
-        got_rets, after = run(exe, words, [args])
-        got = [int.from_bytes(got_rets[0][4 * k:4 * k + 4], "little") for k in range(len(rets))]
-        assert got == [m.regs[r] for r in rets], (n, live, got)
-        assert after == words
+    with host_loop_run(tmp_path, body, [t for _, t in params]) as run:
+        base = run.base
+        for _ in range(40):
+            n = rng.randint(1, 12)
+            words = [w & 0xFFFFFFFF for w in _row(rng, words_n)]
+            m = Machine()
+            m.special = {"%tid.x": rng.randrange(4), "%ntid.x": 4, "%ctaid.x": 0}
+            for i, w in enumerate(words):
+                m.mem["global"][base + 4 * i] = w
+            pname = fn.params[0].name[:-1]
+            m.mem["param"].update({(pname + "0", 0): base, (pname + "1", 0): base + 4 * 200,
+                                   (pname + "2", 0): n})
+            for p in fn.params:
+                m.symbols[p.name] = ("param", 0)
+            assert interp_run(fn, m, 1, first - 1) == "exit"          # the kernel's prologue
+            live = {r: m.regs.get(r, 0) for r, _ in params}
+            exits.add(interp_run(fn, m, first, last, branch_out=True))
+            got_rets, after = run(words, [live[r] for r, _ in params])
+            got = [int.from_bytes(got_rets[4 * k:4 * k + 4], "little") for k in range(len(rets))]
+            assert got == [m.regs[r] for r in rets], (n, live, got)
+            assert after == words
     assert len(exits) == LOOPS[name][1], exits     # every way out taken, by some input
 
 

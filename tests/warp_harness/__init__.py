@@ -344,6 +344,8 @@ class Harness:
         global_ = bytes(self.global_bytes) if global_ is None else global_
         msg = struct.pack("<7I", MAGIC, index, bx, by, bz, args.shape[1], pattern) \
             + args.astype("<u8").tobytes() + bytes(shared) + bytes(global_)
+        if os.environ.get("RR_HARNESS_KEEP"):       # the case, to rerun `harness < case`
+            self.exe.with_suffix(".case").write_bytes(msg)
         try:
             self.proc.stdin.write(msg)
             self.proc.stdin.flush()

@@ -29,6 +29,8 @@
 #include <cstdlib>
 #include <cstring>
 #include <vector>
+#include <unistd.h>
+#include <csignal>
 #include <sys/mman.h>
 #include <ucontext.h>
 
@@ -278,6 +280,20 @@ static unsigned char *map_arena(unsigned long long addr, unsigned long long byte
     return (unsigned char *)p;
 }
 
+/* a body's wild access: say where and in which thread, then exit 3 (on its own stack: the
+ * fiber's may be the one that overflowed) */
+static void on_segv(int, siginfo_t *si, void *)
+{
+    char msg[160];
+    const int n = std::snprintf(msg, sizeof msg, "warp harness: thread %u: a wild access at "
+                                "0x%llx (outside the arenas, or a stack overflow)\n",
+                                g_cur ? g_cur->linear : 0u,
+                                (unsigned long long)(uintptr_t)si->si_addr);
+    if (n > 0)
+        (void)!write(2, msg, (size_t)n);
+    _exit(3);
+}
+
 static bool read_all(void *p, size_t n) { return std::fread(p, 1, n, stdin) == n; }
 static void write_all(const void *p, size_t n) { std::fwrite(p, 1, n, stdout); }
 
@@ -291,6 +307,16 @@ int main(void)
         std::fprintf(stderr, "warp harness: cannot map the arenas below 4 GiB\n");
         return 2;
     }
+    static unsigned char alt[64 * 1024];
+    stack_t ss = {};
+    ss.ss_sp = alt;
+    ss.ss_size = sizeof alt;
+    sigaltstack(&ss, nullptr);
+    struct sigaction sa = {};
+    sa.sa_sigaction = on_segv;
+    sa.sa_flags = SA_SIGINFO | SA_ONSTACK;
+    sigaction(SIGSEGV, &sa, nullptr);
+    sigaction(SIGBUS, &sa, nullptr);
     unsigned stack_threads = 0;          // the stacks mapped so far (grown per case)
     const unsigned long long sb = (uintptr_t)g_shared, gb = (uintptr_t)g_global;
     const unsigned sizes[2] = {RR_SHARED_BYTES, RR_GLOBAL_BYTES};
