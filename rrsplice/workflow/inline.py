@@ -23,10 +23,18 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
+from ..ptx.diagnostic import register_codes
 from ..ptx.errors import RRSpliceError
 from ..ptx.model import Address, Function, Module, Statement, Symbol
 
 __all__ = ["InlineError", "Inlined", "inline_call"]
+
+
+register_codes(__name__, "error", {
+    "cannot-inline": "`body inline` cannot put the body in place of its call without "
+                     "guessing (several calls, a parameter used other than by ld.param/"
+                     "st.param, a name both modules define, no such function)",
+})
 
 
 class InlineError(RRSpliceError):
