@@ -56,8 +56,8 @@ _TOKEN = re.compile(r"[%$]?[A-Za-z_$][\w$]*")
 _HEADER = re.compile(r"^[ \t]*\.(version|target|address_size)\b[^\n]*\n?", re.M)
 
 
-def _where(module: Module, st) -> dict:
-    return {"path": module.path, "line": st.line, "column": getattr(st, "column", 1) or 1}
+def _where(module: Module | None, st) -> dict:
+    return {"path": module.path if module is not None else None, "line": st.line, "column": getattr(st, "column", 1) or 1}
 
 
 def _body_function(body: Module, callee: str | None, patched: Module) -> Function:
@@ -237,6 +237,7 @@ def inline_call(patched: Module, body: Module, callee: str | None = None) -> Inl
         elif mentioned & (set(formal_arg) | set(formal_ret)):
             raise InlineError(f"{callee} uses a parameter other than by ld.param/st.param "
                               f"({st.text.strip()})", **_where(body, st))
+    assert fn.body is not None          # _body_function takes only defined functions
     inner_start = fn.body.start + 1
     inner_end = fn.body.end - 1
     pieces, at = [], inner_start
