@@ -57,7 +57,8 @@ _HEADER = re.compile(r"^[ \t]*\.(version|target|address_size)\b[^\n]*\n?", re.M)
 
 
 def _where(module: Module | None, st) -> dict:
-    return {"path": module.path if module is not None else None, "line": st.line, "column": getattr(st, "column", 1) or 1}
+    return {"path": module.path if module is not None else None, "line": st.line,
+            "column": getattr(st, "column", 1) or 1}
 
 
 def _body_function(body: Module, callee: str | None, patched: Module) -> Function:
