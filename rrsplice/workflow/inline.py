@@ -91,11 +91,13 @@ def _the_call(patched: Module, callee: str) -> tuple[Function, Statement]:
 
 def _param_stores(fn: Function, call: Statement, names: set) -> dict:
     """name -> (statement, stored operand text, bits) of each `st.param [name+0], x` before
-    the call in its block."""
+    the call in its block (the call's `.param` variables are that block's)."""
     found: dict = {}
     for st in fn.statements:
         if st is call:
             break
+        if st.block is not call.block:
+            continue
         if st.base == "st" and st.view.space == "param" and st.operands:
             addr = st.operands[0]
             if isinstance(addr, Address) and isinstance(addr.base, Symbol) \
@@ -116,7 +118,7 @@ def _result_loads(fn: Function, call: Statement, names: set) -> list:
         if st is call:
             after = True
             continue
-        if after and st.base == "ld" and st.view.space == "param" and len(st.operands) == 2:
+        if after and st.block is call.block and st.base == "ld" and st.view.space == "param" and len(st.operands) == 2:
             addr = st.operands[1]
             if isinstance(addr, Address) and isinstance(addr.base, Symbol) \
                     and addr.base.name in names:
@@ -266,7 +268,7 @@ def inline_call(patched: Module, body: Module, callee: str | None = None) -> Inl
         cut.append((*_line_span(ptext, st.start, st.end), ""))
     for st, name, _, _ in loads:
         cut.append((st.start, st.end, _to_local(st, ptext, name, result_array[name])))
-    for d in _param_decls(kernel, set(args) | set(rets)):
+    for d in _param_decls(call, set(args) | set(rets)):
         cut.append((*_line_span(ptext, d.start, d.end), ""))
     decl = next(f for f in patched.functions if f.name == callee and not f.has_body)
     cut.append((*_line_span(ptext, decl.start, decl.end), ""))
@@ -290,8 +292,10 @@ def _to_local(st, text: str, name: str, array: str) -> str:
     return re.sub(r"\[\s*" + re.escape(name) + r"\b", "[" + array, t, count=1)
 
 
-def _param_decls(fn: Function, names: set) -> list:
-    return [d for d in fn.decls() if d.space == ".param" and d.name in names]
+def _param_decls(call: Statement, names: set) -> list:
+    """The call's argument and result `.param` declarations, in the call's block."""
+    return [d for d in (call.block.decls if call.block is not None else [])
+            if d.space == ".param" and d.name in names]
 
 
 def _refuse_clashes(patched: Module, body: Module, fn: Function) -> None:
