@@ -41,18 +41,21 @@ SCOPE = f"\\{{(?:{TRIVIA}|{SIMPLE_DECL}|{ITEM}|{_SCOPE2})*+\\}}"
 STATEMENTS = f"(?:{ITEM}|{SCOPE})(?:{TRIVIA}*+(?:{ITEM}|{SCOPE}))*+"
 
 # An instruction whose operands cannot fail to parse: a guard, an opcode and a list of
-# only registers (`%r1`, `%tid.x`), brace lists of registers, `[base]`/`[base+N]`
-# addresses, decimal integers of at most 18 digits, hex floats and bare identifiers (a
-# label, a symbol, a scoped register: the operand parser takes each as one operand). No
-# comment, no `;` before its end and the same guard and opcode as INSTRUCTION: every text
-# it matches is a match of INSTRUCTION of the same extent, so putting it first in SPLIT
-# changes no item boundary. The parser may decode such an instruction later (its parse
-# can report no error).
+# only registers (`%r1`, `%tid.x`), register pairs (`%r1|%p1`), brace lists of registers
+# and bare names, `[base]`/`[base+N]` addresses, integers of at most 18 decimal or 16 hex
+# digits, hex floats and bare names (a label, a symbol, a scoped register: the operand
+# parser takes each as one operand). No comment, no `;` before its end and the same guard
+# and opcode as INSTRUCTION: every text it matches is a match of INSTRUCTION of the same
+# extent, so putting it first in SPLIT changes no item boundary. The parser may decode
+# such an instruction later (its parse can report no error).
 _SAFE_REG = r"%[A-Za-z_$][\w$]*+(?:\.[xyzwrgba](?![\w$]))?+"
-_SAFE_OPERAND = (rf"(?:{_SAFE_REG}|\{{\s*+{_SAFE_REG}\s*+(?:,\s*+{_SAFE_REG}\s*+)*+\}}"
+_SAFE_ITEM = rf"(?:{_SAFE_REG}|[A-Za-z_$][\w$]*+)"
+_SAFE_OPERAND = (rf"(?:{_SAFE_REG}(?:\|{_SAFE_REG})?+"
+                 rf"|\{{\s*+{_SAFE_ITEM}\s*+(?:,\s*+{_SAFE_ITEM}\s*+)*+\}}"
                  r"|\[\s*+%?+[A-Za-z_$][\w$]*+\s*+(?:\+\s*+-?+[0-9]{1,18}+\s*+)?+\]"
                  r"|0[fF][0-9a-fA-F]{8}(?![\w$])|0[dD][0-9a-fA-F]{16}(?![\w$])"
-                 r"|-?+(?:0|[1-9][0-9]{0,17}+)(?![\w$])|[A-Za-z_$][\w$]*+)")
+                 r"|0[xX][0-9a-fA-F]{1,16}+U?+(?![\w$])"
+                 r"|-?+(?:0|[1-9][0-9]{0,17}+)U?+(?![\w$])|[A-Za-z_$][\w$]*+)")
 SAFE_INSTRUCTION = (r"(?:@[ \t]*+(?:![ \t]*+)?[%A-Za-z_$][\w$]*+[ \t]++)?[a-z][\w$]*+(?:(?:\.|::)[\w$]++)*+"
                     rf"(?:\s++{_SAFE_OPERAND}\s*+(?:,\s*+{_SAFE_OPERAND}\s*+)*+)?\s*+;")
 
