@@ -583,8 +583,7 @@ def _number_statements(fn: Function, batch: _Batch) -> None:
     """Assign sN numbers in source order and block depth, parse operands with the
     block-scoped register names in view, and bind registers to the declarations in force
     (rrsplice.ptx.scopes), all in one walk. An instruction whose decoding cannot fail
-    (PendingStatement) and whose text has no decoding in the caches yet is left to
-    `batch`, in a group of its decoding state."""
+    (PendingStatement) is left to `batch`, in a group of its decoding state."""
     body = fn.body
     if body is None:
         return
@@ -625,21 +624,11 @@ def _number_statements(fn: Function, batch: _Batch) -> None:
                 item.index = n
                 item.depth = depth
                 item.function = fn
-                if bound is parsed:
-                    hit = parsed.get(item._text)
-                else:
-                    if bound is None:
-                        bound = instruction_cache((scoped, state_key(keys, shadow)))
-                    hit = bound.get(item._text)
-                if hit is None:
-                    if group is None:
-                        group = []
-                        batch.groups.append((scoped, keys, shadow, group))
-                    group.append(item)
-                    item._lazy = batch
-                else:
-                    item.guard, item.opcode, item.operands = hit
-                    item.__class__ = Statement
+                item._lazy = batch
+                if group is None:
+                    group = []
+                    batch.groups.append((scoped, keys, shadow, group))
+                group.append(item)
                 append(item)
             elif kind is Statement:
                 n += 1
