@@ -59,11 +59,15 @@ _SAFE_OPERAND = (rf"(?:{_SAFE_REG}(?:\|{_SAFE_REG})?+"
 SAFE_INSTRUCTION = (r"(?:@[ \t]*+(?:![ \t]*+)?[%A-Za-z_$][\w$]*+[ \t]++)?[a-z][\w$]*+(?:(?:\.|::)[\w$]++)*+"
                     rf"(?:\s++{_SAFE_OPERAND}\s*+(?:,\s*+{_SAFE_OPERAND}\s*+)*+)?\s*+;")
 
+# a run of trivia as whitespace runs between comments: the language of TRIVIA*+, with one
+# repetition per comment instead of one per blank character (the splitter's regex time)
+TRIVIA_RUN = r"\s*+(?:(?://[^\n]*+|/\*[^*]*+\*++(?:[^/*][^*]*+\*++)*+/)\s*+)*+"
+
 # the splitter: one match per label (`ldir` when it labels a directive), instruction
 # (`lazy` when SAFE_INSTRUCTION matches it), simple declaration, and `{` and `}` of a
 # simple scope (the splitter keeps the nesting, so a scope's text is scanned once), each
 # with the trivia before it
-SPLIT = re.compile(f"{TRIVIA}*+(?:(?P<label>{LABEL})(?P<ldir>{LABELLED_DIRECTIVE})?"
+SPLIT = re.compile(f"{TRIVIA_RUN}(?:(?P<label>{LABEL})(?P<ldir>{LABELLED_DIRECTIVE})?"
                    f"|(?P<lazy>{SAFE_INSTRUCTION})|(?P<instr>{INSTRUCTION})"
                    f"|(?P<decl>{SIMPLE_DECL})|(?P<open>\\{{)|(?P<close>\\}}))")
 
