@@ -20,7 +20,7 @@ import pytest
 
 from rrsplice.ptx import parser as ptx_parser
 from rrsplice.ptx.errors import ParseError
-from rrsplice.ptx.lexicon import INSTRUCTION, SAFE_INSTRUCTION, SPLIT
+from rrsplice.ptx.lexicon import INSTRUCTION, SAFE_INSTRUCTION, SPLIT, TRIVIA, TRIVIA_RUN
 from rrsplice.ptx.model import Block, PendingStatement, Statement
 from rrsplice.ptx.operands import parse_instruction
 
@@ -292,3 +292,13 @@ def test_nested_blocks_cover_exactly_their_braces(path):
     if path is None:
         depths = [st.depth for st in m.functions[0].statements]
         assert depths == [1, 2, 3, 1, 1, 1, 0]
+
+
+def test_the_splitters_trivia_run_is_trivia_repeated():
+    rng = random.Random(5)
+    parts = [" ", "\t", "\n", "\r\n", "// c\n", "//", "/* x */", "/**/", "/* a\n*b */", "/*", "*/",
+             "/", "*", "x", ";", "/* ** / */", "//x/*\n"]
+    many, run = re.compile(f"{TRIVIA}*+"), re.compile(TRIVIA_RUN)
+    for _ in range(5_000):
+        text = "".join(rng.choice(parts) for _ in range(rng.randrange(0, 8)))
+        assert many.match(text).end() == run.match(text).end(), repr(text)
