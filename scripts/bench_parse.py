@@ -3,9 +3,14 @@
 
     python3 scripts/bench_parse.py FILE [--repeat N] [--json]
 
-Three parsers, each measured in its own fresh subprocess (so peak memory is per parser):
-  rrsplice   rrsplice.parse(bytes) -> Module, operands included (every instruction's guard,
-             opcode and typed operands are built during the parse; nothing is lazy)
+Four parsers, each measured in its own fresh subprocess (so peak memory is per parser):
+  rrsplice   rrsplice.parse(bytes) -> Module: every statement with its number, lines, span,
+             block and registers' scopes; an instruction whose operands cannot fail to parse
+             keeps its text and is decoded (guard, opcode, typed operands), with all the
+             others of its module, on the first read of any of them (the parse errors are
+             all reported by the parse itself)
+  rrsplice+ops  the same, then one operand read, which decodes every instruction: the cost
+             of the parse when the operands are used
   re         a plain `re` line scanner: drops comments, joins lines until ';', splits each
              statement into guard / opcode / operand strings
   lark-tree  a one-token-per-operand Lark LALR grammar over the same file that builds a
@@ -128,6 +133,17 @@ def _worker(mode: str, path: str, repeat: int) -> dict:
 
         def run():
             return rrsplice.parse(data)
+    elif mode == "rrsplice+ops":
+        sys.path.insert(0, str(ROOT))
+        import rrsplice
+
+        def run():
+            m = rrsplice.parse(data)
+            for f in m.functions:
+                for st in f.statements:
+                    _ = st.operands     # the first read decodes the module's pending ones
+                    break
+            return m
     elif mode == "re":
         def run():
             return re_scan(data.decode("utf-8"))
@@ -142,7 +158,7 @@ def _worker(mode: str, path: str, repeat: int) -> dict:
 
     rss_before = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
     result = run()   # warm-up, and the count of what was produced
-    if mode == "rrsplice":
+    if mode.startswith("rrsplice"):
         produced = sum(len(f.statements) for f in result.functions)
     elif mode == "re":
         produced = len(result)
@@ -195,7 +211,7 @@ def main(argv=None) -> int:
     ap.add_argument("file")
     ap.add_argument("--repeat", type=int, default=7, help="timed runs per parser (best is kept)")
     ap.add_argument("--json", action="store_true", help="print only JSON")
-    ap.add_argument("--only", action="append", choices=["rrsplice", "re", "lark-tree"])
+    ap.add_argument("--only", action="append", choices=["rrsplice", "rrsplice+ops", "re", "lark-tree"])
     ap.add_argument("--worker", help=argparse.SUPPRESS)
     args = ap.parse_args(argv)
     if args.worker:
@@ -204,7 +220,7 @@ def main(argv=None) -> int:
     data = Path(args.file).read_bytes()
     lines = data.count(b"\n") + (0 if data.endswith(b"\n") or not data else 1)
     results = []
-    for mode in args.only or ["rrsplice", "re", "lark-tree"]:
+    for mode in args.only or ["rrsplice", "rrsplice+ops", "re", "lark-tree"]:
         r = _measure(mode, args.file, args.repeat if mode != "lark-tree" else max(1, args.repeat // 3))
         r["lines_per_s"] = lines / r["wall_s"]
         r["lines_per_cpu_s"] = lines / r["cpu_s"] if r["cpu_s"] > 0 else None
@@ -220,10 +236,10 @@ def main(argv=None) -> int:
     print(f"{args.file}: {lines:,} lines, {len(data):,} bytes")
     print(f"machine: {report['machine']}; best of {args.repeat} (lark-tree: best of "
           f"{max(1, args.repeat // 3)})")
-    print(f"{'parser':<10} {'lines/s':>10} {'wall s':>8} {'cpu s':>7} {'lines/cpu s':>11} {'x re':>6} "
+    print(f"{'parser':<12} {'lines/s':>10} {'wall s':>8} {'cpu s':>7} {'lines/cpu s':>11} {'x re':>6} "
           f"{'peak RSS MB':>12} {'+parse MB':>10} {'tracemalloc MB':>15} {'statements':>11}")
     for r in results:
-        print(f"{r['mode']:<10} {r['lines_per_s']:>10,.0f} {r['wall_s']:>8.3f} {r['cpu_s']:>7.3f} "
+        print(f"{r['mode']:<12} {r['lines_per_s']:>10,.0f} {r['wall_s']:>8.3f} {r['cpu_s']:>7.3f} "
               f"{r['lines_per_cpu_s'] or 0:>11,.0f} "
               f"{r['x_re'] if r['x_re'] is not None else float('nan'):>6.2f} {r['peak_rss_mb']:>12.1f} "
               f"{r['peak_rss_mb'] - r['rss_before_mb']:>10.1f} "

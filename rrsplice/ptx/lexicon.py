@@ -40,10 +40,36 @@ SCOPE = f"\\{{(?:{TRIVIA}|{SIMPLE_DECL}|{ITEM}|{_SCOPE2})*+\\}}"
 # tokens, and rrsplice.ptx.parser splits it with SPLIT.
 STATEMENTS = f"(?:{ITEM}|{SCOPE})(?:{TRIVIA}*+(?:{ITEM}|{SCOPE}))*+"
 
-# the splitter: one match per label (`ldir` when it labels a directive), instruction,
-# simple declaration or simple scope, each with the trivia before it
-SPLIT = re.compile(f"{TRIVIA}*+(?:(?P<label>{LABEL})(?P<ldir>{LABELLED_DIRECTIVE})?"
-                   f"|(?P<instr>{INSTRUCTION})|(?P<decl>{SIMPLE_DECL})|(?P<scope>{SCOPE}))")
+# An instruction whose operands cannot fail to parse: a guard, an opcode and a list of
+# only registers (`%r1`, `%tid.x`), register pairs (`%r1|%p1`), brace lists of registers
+# and bare names, `[base]`/`[base+N]` addresses, integers of at most 18 decimal or 16 hex
+# digits, hex floats and bare names (a label, a symbol, a scoped register: the operand
+# parser takes each as one operand). No comment, no `;` before its end and the same guard
+# and opcode as INSTRUCTION: every text it matches is a match of INSTRUCTION of the same
+# extent, so putting it first in SPLIT changes no item boundary. The parser may decode
+# such an instruction later (its parse can report no error).
+_SAFE_REG = r"%[A-Za-z_$][\w$]*+(?:\.[xyzwrgba](?![\w$]))?+"
+_SAFE_ITEM = rf"(?:{_SAFE_REG}|[A-Za-z_$][\w$]*+)"
+_SAFE_OPERAND = (rf"(?:{_SAFE_REG}(?:\|{_SAFE_REG})?+"
+                 rf"|\{{\s*+{_SAFE_ITEM}\s*+(?:,\s*+{_SAFE_ITEM}\s*+)*+\}}"
+                 r"|\[\s*+%?+[A-Za-z_$][\w$]*+\s*+(?:\+\s*+-?+[0-9]{1,18}+\s*+)?+\]"
+                 r"|0[fF][0-9a-fA-F]{8}(?![\w$])|0[dD][0-9a-fA-F]{16}(?![\w$])"
+                 r"|0[xX][0-9a-fA-F]{1,16}+U?+(?![\w$])"
+                 r"|-?+(?:0|[1-9][0-9]{0,17}+)U?+(?![\w$])|[A-Za-z_$][\w$]*+)")
+SAFE_INSTRUCTION = (r"(?:@[ \t]*+(?:![ \t]*+)?[%A-Za-z_$][\w$]*+[ \t]++)?[a-z][\w$]*+(?:(?:\.|::)[\w$]++)*+"
+                    rf"(?:\s++{_SAFE_OPERAND}\s*+(?:,\s*+{_SAFE_OPERAND}\s*+)*+)?\s*+;")
+
+# a run of trivia as whitespace runs between comments: the language of TRIVIA*+, with one
+# repetition per comment instead of one per blank character (the splitter's regex time)
+TRIVIA_RUN = r"\s*+(?:(?://[^\n]*+|/\*[^*]*+\*++(?:[^/*][^*]*+\*++)*+/)\s*+)*+"
+
+# the splitter: one match per label (`ldir` when it labels a directive), instruction
+# (`lazy` when SAFE_INSTRUCTION matches it), simple declaration, and `{` and `}` of a
+# simple scope (the splitter keeps the nesting, so a scope's text is scanned once), each
+# with the trivia before it
+SPLIT = re.compile(f"{TRIVIA_RUN}(?:(?P<label>{LABEL})(?P<ldir>{LABELLED_DIRECTIVE})?"
+                   f"|(?P<lazy>{SAFE_INSTRUCTION})|(?P<instr>{INSTRUCTION})"
+                   f"|(?P<decl>{SIMPLE_DECL})|(?P<open>\\{{)|(?P<close>\\}}))")
 
 # pieces of a simple declaration: its attributes, then its names
 DECL_ATTR = re.compile(r"\s*(\.[A-Za-z_][\w$]*)(?:[ \t]+(\d+))?")

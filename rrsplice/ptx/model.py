@@ -10,6 +10,7 @@ from __future__ import annotations
 import re
 from collections.abc import Iterator
 from dataclasses import dataclass, field
+from typing import Any
 
 from .isa import ptx_type
 
@@ -286,15 +287,21 @@ class Statement:
 
     __slots__ = ("index", "is_label", "label", "start", "end", "line", "end_line", "column",
                  "depth", "block", "guard", "opcode", "operands", "function", "_text",
-                 "_base", "_mods", "_view")
+                 "_base", "_mods", "_view", "_lazy")
     index: int              # set by the parser's numbering walk (not in __init__)
     depth: int
     function: Function | None
+    # an instruction's guard, opcode and operands are set by the parser's walk, or decoded
+    # on first read (PendingStatement); a label has None, None, ()
+    guard: Guard | None
+    opcode: Any             # str, or None for a label
+    operands: tuple
 
-    def __init__(self, is_label, start, end, line, end_line, column, text,
-                 label=None, block=None, guard=None, opcode=None, operands=()):
+    def __init__(self, is_label, start, end, line, end_line, column, text, label=None,
+                 block=None):
         # `index`, `depth` and `function` are set by the parser's numbering walk, which
-        # every statement of a body goes through before the model is returned
+        # every statement of a body goes through before the model is returned, and so are
+        # an instruction's `guard`, `opcode` and `operands` (or they are decoded later)
         self.is_label = is_label
         self.label = label
         self.start = start
@@ -303,9 +310,10 @@ class Statement:
         self.end_line = end_line
         self.column = column
         self.block = block
-        self.guard = guard
-        self.opcode = opcode
-        self.operands = operands
+        if is_label:
+            self.guard = None
+            self.opcode = None
+            self.operands = ()
         self._text = text
         self._base = None     # base and modifiers are split off the opcode once, on first
         self._mods = None     # use: analyses ask for them hundreds of thousands of times
@@ -361,6 +369,28 @@ class Statement:
 
     def __repr__(self) -> str:
         return f"<{self.sid} L{self.line} {self.label + ':' if self.is_label else self.opcode}>"
+
+
+class PendingStatement(Statement):
+    """An instruction whose guard, opcode and operands are not decoded yet: the parser
+    found that decoding it cannot fail (rrsplice.ptx.lexicon.SAFE_INSTRUCTION) and left it
+    for later. The first read of any of the three decodes every pending instruction of the
+    module at once (`_lazy`, the parser's batch), and each becomes a plain `Statement`
+    again (same slots), so the attribute reads of the analyses stay plain slot reads.
+    Copying or pickling one decodes first."""
+
+    __slots__ = ()
+
+    def __getattr__(self, name):
+        # called only when a slot is unset: `guard`, `opcode`, `operands` until decoded
+        if name in ("guard", "opcode", "operands"):
+            self._lazy.decode()             # makes this a Statement, its slots set
+            return getattr(self, name)
+        raise AttributeError(f"{type(self).__name__!r} object has no attribute {name!r}")
+
+    def __reduce_ex__(self, protocol):
+        self._lazy.decode()
+        return object.__reduce_ex__(self, protocol)     # of the Statement it now is
 
 
 @dataclass(slots=True)

@@ -21,7 +21,7 @@ from lark.exceptions import UnexpectedCharacters, UnexpectedEOF, UnexpectedInput
 from .errors import ParseError
 from .isa import TYPES
 from .lexicon import DECL_ATTR, DECL_NAME, ITEM, SCOPE, SPLIT, grammar_text
-from .model import Block, Decl, Function, LabelledDirective, Module, Param, Statement
+from .model import Block, Decl, Function, LabelledDirective, Module, Param, PendingStatement, Statement
 from .operands import OperandSyntaxError, _int_value, clear_caches, instruction_cache, parse_instruction
 from .scopes import block_tag, declare, rebind, state_key
 from .scopes import clear_caches as clear_scope_caches
@@ -186,14 +186,22 @@ class _Build(Transformer):
         return list(c)
 
 
+# Whether instructions whose decoding cannot fail are decoded after the parse, on the
+# first read of any instruction's guard, opcode or operands (tests turn it off to compare)
+LAZY = True
+
+
 def _split_items(s: str, base: int, line: int, column0: int, blk: Block) -> None:
     """Split the text of a STATEMENTS token (or a SCOPE's inside) into Statements, simple
-    Decls and LabelledDirectives appended to `blk`. `base`/`line`/`column0` locate s[0] in
-    the source."""
+    Decls, LabelledDirectives and nested Blocks appended to `blk`. `base`/`line`/`column0`
+    locate s[0] in the source. The text is scanned once: SPLIT yields the `{` and `}` of a
+    nested scope as items of their own, and the blocks open at this point are a stack."""
     items = blk.items
     append = items.append
     count = s.count
     rfind = s.rfind
+    pending = PendingStatement if LAZY else Statement
+    outer: list = []        # (block, its append) of the blocks around the open one
     prev = 0
     nl = -column0           # so that column = st - nl on the first line too
     # SPLIT's matches over `s`, one after another from its start. The text is a run of
@@ -210,39 +218,47 @@ def _split_items(s: str, base: int, line: int, column0: int, blk: Block) -> None
     for m in matches:
         kind = m.lastgroup
         en = m.end()
-        if kind == "instr":             # most items: one group lookup gives text and start
-            text = m.group("instr")
+        if kind == "lazy" or kind == "instr":   # most items: one group gives text and start
+            text = m.group(kind)
             st = en - len(text)
             k = count("\n", prev, st)
             if k:
                 line += k
                 nl = rfind("\n", prev, st)
             prev = st
-            append(Statement(False, base + st, base + en, line, line + text.count("\n"),
-                             st - nl, text, None, blk))
+            # an instruction SAFE_INSTRUCTION matches may be decoded after the parse
+            append((pending if kind == "lazy" else Statement)(
+                False, base + st, base + en, line, line + text.count("\n"), st - nl, text,
+                None, blk))
             continue
-        st = m.start(cast(str, "label" if kind == "ldir" else kind))   # a group matched
+        st = en - 1 if kind == "open" or kind == "close" else \
+            m.start(cast(str, "label" if kind == "ldir" else kind))   # a group matched
         k = count("\n", prev, st)
         if k:
             line += k
             nl = rfind("\n", prev, st)
         prev = st
-        column = st - nl
-        text = s[st:en]
-        if kind == "label":
-            append(Statement(True, base + st, base + en, line, line, column, text,
+        if kind == "open":
+            child = Block(base + st, base + st, line, line)   # its end is set at its '}'
+            child.parent = blk
+            append(child)
+            outer.append((blk, append))
+            blk = child
+            append = child.items.append
+        elif kind == "close":
+            blk.end = base + en
+            blk.end_line = line
+            blk, append = outer.pop()
+        elif kind == "label":
+            text = s[st:en]
+            append(Statement(True, base + st, base + en, line, line, st - nl, text,
                              text[:-1].rstrip(), blk))
         elif kind == "ldir":
-            append(_labelled_directive(m, text, base + st, base + en, line))
-        elif kind == "scope":
-            child = Block(base + st, base + en, line, line + text.count("\n"))
-            child.parent = blk
-            _split_items(text[1:-1], base + st + 1, line, column + 1, child)
-            append(child)
+            append(_labelled_directive(m, s[st:en], base + st, base + en, line))
         else:
-            decls = _simple_decls(text, base + st, base + en, line)
+            decls = _simple_decls(s[st:en], base + st, base + en, line)
             blk.decls.extend(decls)
-            items.extend(decls)
+            blk.items.extend(decls)
 
 
 def _one_by_one(s: str):
@@ -490,9 +506,10 @@ def _build(text: str, data: bytes, name: str, path: str | None) -> Module:
         first_line = text.split("\n", 1)[0]
         raise ParseError("a PTX module must begin with a '.version' directive", file=name,
                          line=1, column=1, line_text=first_line, expected=["'.version'"])
+    batch = _Batch()
     try:
         for fn in module.functions:
-            _number_statements(fn)
+            _number_statements(fn, batch)
     except _OperandFailure as exc:
         _raise_at(text, exc.pos, name, exc.message, exc.expected)
     return module
@@ -506,10 +523,67 @@ class _OperandFailure(Exception):
         self.expected = expected
 
 
-def _number_statements(fn: Function) -> None:
+class _Batch:
+    """The instructions of one module left undecoded (PendingStatement), grouped by the
+    state they decode in: (scoped names, binding keys, shadow, statements). `decode`
+    decodes them all, as the walk would have, with one set of caches for the module."""
+
+    __slots__ = ("groups",)
+
+    def __init__(self):
+        self.groups: list = []
+
+    def decode(self) -> None:
+        groups = self.groups
+        if not groups:
+            return
+        self.groups = []
+        was_enabled = gc.isenabled()
+        gc.disable()        # as in the parse: many small objects, none to collect
+        try:
+            parsed_in: dict = {}
+            bound_in: dict = {}
+            for scoped, keys, shadow, items in groups:
+                parsed = parsed_in.get(scoped)
+                if parsed is None:
+                    parsed = parsed_in[scoped] = {}
+                if not (keys or shadow):
+                    for st in items:
+                        text = st._text
+                        hit = parsed.get(text)
+                        if hit is None:
+                            hit = parsed[text] = parse_instruction(text, scoped)
+                        st.guard, st.opcode, st.operands = hit
+                        st.__class__ = Statement
+                        del st._lazy
+                    continue
+                state = (scoped, state_key(keys, shadow))
+                bound = bound_in.get(state)
+                if bound is None:
+                    bound = bound_in[state] = {}
+                for st in items:
+                    text = st._text
+                    hit = bound.get(text)
+                    if hit is None:
+                        hit = parsed.get(text)
+                        if hit is None:
+                            hit = parsed[text] = parse_instruction(text, scoped)
+                        hit = bound[text] = rebind(hit, keys, shadow)
+                    st.guard, st.opcode, st.operands = hit
+                    st.__class__ = Statement
+                    del st._lazy
+        finally:
+            clear_caches()
+            clear_scope_caches()
+            if was_enabled:
+                gc.enable()
+
+
+def _number_statements(fn: Function, batch: _Batch) -> None:
     """Assign sN numbers in source order and block depth, parse operands with the
     block-scoped register names in view, and bind registers to the declarations in force
-    (rrsplice.ptx.scopes), all in one walk."""
+    (rrsplice.ptx.scopes), all in one walk. An instruction whose decoding cannot fail
+    (PendingStatement) is left to `batch`, in a group of its decoding state."""
     body = fn.body
     if body is None:
         return
@@ -542,9 +616,21 @@ def _number_statements(fn: Function) -> None:
                     tag = block_tag(declaring[0])
         depth = blk.depth
         n = len(out)
+        group: list | None = None       # `batch`'s group for the current decoding state
         for item in blk.items:
             kind = type(item)
-            if kind is Statement:
+            if kind is PendingStatement:
+                n += 1
+                item.index = n
+                item.depth = depth
+                item.function = fn
+                item._lazy = batch
+                if group is None:
+                    group = []
+                    batch.groups.append((scoped, keys, shadow, group))
+                group.append(item)
+                append(item)
+            elif kind is Statement:
                 n += 1
                 item.index = n
                 item.depth = depth
@@ -586,7 +672,7 @@ def _number_statements(fn: Function) -> None:
                 elif kind is Decl and item.space == ".reg":
                     new_keys, new_shadow = declare(item, tag, keys, shadow)
                     if new_keys is not keys or new_shadow is not shadow:
-                        keys, shadow, bound = new_keys, new_shadow, None
+                        keys, shadow, bound, group = new_keys, new_shadow, None, None
 
     scoped = _bare_register_names(fn.params + fn.ret_params)
     parsed = instruction_cache(scoped)
