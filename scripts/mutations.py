@@ -394,7 +394,7 @@ MUTATIONS = [
         'and (shares_b or self._source(mm.index, mm.b) in self.b_src))', 'and True)',
         "B from other weights (a pointer the phase never read) is the same GEMM"),
     Mut(MM, "mma-gemm-shares",
-        'if not (shares_a or shares_b or (seed and self._key(mm.index, mm.c) in self.c)):',
+        'if not (shares_a or shares_b or (seed and mm.c and self._key(mm.index, mm.c) in self.c)):',
         'if False:', "an mma sharing no fragment or seed with the phase is the same GEMM"),
     # ------------------------------------------------------------------ emit
     Mut(E, "emit-overlap-one-byte", 'if a < pos:\n            raise RRSpliceError(f"overlapping edits',

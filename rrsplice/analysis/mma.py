@@ -241,7 +241,7 @@ class _Gemm:
             self.opcodes.add(mm.opcode)
             self.a.add(self._key(mm.index, mm.a))
             self.b.add(self._key(mm.index, mm.b))
-            if seed:
+            if seed and mm.c:
                 self.c.add(self._key(mm.index, mm.c))
             self.a_src.add(self._source(mm.index, mm.a))
             self.b_src.add(self._source(mm.index, mm.b))
@@ -259,7 +259,7 @@ class _Gemm:
             return False
         ka, kb = self._key(mm.index, mm.a), self._key(mm.index, mm.b)
         shares_a, shares_b = ka in self.a, kb in self.b
-        if not (shares_a or shares_b or (seed and self._key(mm.index, mm.c) in self.c)):
+        if not (shares_a or shares_b or (seed and mm.c and self._key(mm.index, mm.c) in self.c)):
             return False
         return ((shares_a or self._source(mm.index, mm.a) in self.a_src)
                 and (shares_b or self._source(mm.index, mm.b) in self.b_src))
