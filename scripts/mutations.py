@@ -377,13 +377,13 @@ MUTATIONS = [
     Mut(MM, "mma-k-slices", 'k_slices = max(lengths) if lengths else 0',
         'k_slices = min(lengths) if lengths else 0', "k-slices from the shortest chain"),
     # an epilogue read of finished chains (docs/phases.md, "Finished chains")
-    Mut(MM, "mma-finished-chains-split", 'or not (continues or gemm.same(mm, seed))):',
-        'or True):', "the rule off: every epilogue read splits the phase, so an early "
+    Mut(MM, "mma-finished-chains-split", 'or not (continues or gemm.same(mm, seed))',
+        'or True', "the rule off: every epilogue read splits the phase, so an early "
         "conversion of a finished tile cuts its GEMM into one phase per tile"),
-    Mut(MM, "mma-epilogue-taint-direct", 'tainted = tainted or not epi.isdisjoint(uses)',
-        'tainted = tainted', "only the statements reading an accumulator count as the "
+    Mut(MM, "mma-epilogue-taint-direct", 'tainted = j in self.roots or not epi.isdisjoint(uses)',
+        'tainted = j in self.roots', "only the statements reading an accumulator count as the "
         "epilogue: a next GEMM fed two statements later joins the phase"),
-    Mut(MM, "mma-epilogue-memory", 'mem_dirty = True', 'mem_dirty = False',
+    Mut(MM, "mma-epilogue-memory", 'self.mem_dirty = True', 'self.mem_dirty = False',
         "an epilogue's stores are forgotten: a GEMM loading what it wrote joins the phase"),
     Mut(MM, "mma-epilogue-guard",
         'guard = (st.guard.reg.key,) if st.guard is not None else ()', 'guard = ()',
@@ -394,7 +394,7 @@ MUTATIONS = [
         'and (shares_b or self._source(mm.index, mm.b) in self.b_src))', 'and True)',
         "B from other weights (a pointer the phase never read) is the same GEMM"),
     Mut(MM, "mma-gemm-shares",
-        'if not (shares_a or shares_b or (seed and self._key(mm.index, mm.c) in self.c)):',
+        'if not (shares_a or shares_b or (seed and mm.c and self._key(mm.index, mm.c) in self.c)):',
         'if False:', "an mma sharing no fragment or seed with the phase is the same GEMM"),
     # ------------------------------------------------------------------ emit
     Mut(E, "emit-overlap-one-byte", 'if a < pos:\n            raise RRSpliceError(f"overlapping edits',

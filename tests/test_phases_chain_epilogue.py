@@ -81,6 +81,19 @@ def test_the_fixture_has_the_four_phases_of_its_source(cvt_fixture):
     assert [len(p.mmas) for p in phases(fn)] == [t["mma"] for t in truth["phases"]]
 
 
+@pytest.mark.slow
+def test_the_cli_lists_the_fixtures_four_phases():
+    from click.testing import CliRunner
+
+    from rrsplice.cli import main
+    r = CliRunner().invoke(main, ["phases", str(LAYER / "layer_epi_cvt_sm89.ptx"), "--json"])
+    assert r.exit_code == 0, r.output
+    got = json.loads(r.output)
+    truth = json.loads((LAYER / "layer_epi_cvt.truth.json").read_text())
+    assert [(p["geometry"], p["mma"]) for p in got["phases"]] == \
+        [(t["geometry"], t["mma"]) for t in truth["phases"]]
+
+
 # ---------------------------------------------------------------- synthetic programs
 
 def _module(text: str) -> str:

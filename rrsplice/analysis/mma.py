@@ -241,7 +241,7 @@ class _Gemm:
             self.opcodes.add(mm.opcode)
             self.a.add(self._key(mm.index, mm.a))
             self.b.add(self._key(mm.index, mm.b))
-            if seed:
+            if seed and mm.c:
                 self.c.add(self._key(mm.index, mm.c))
             self.a_src.add(self._source(mm.index, mm.a))
             self.b_src.add(self._source(mm.index, mm.b))
@@ -259,18 +259,70 @@ class _Gemm:
             return False
         ka, kb = self._key(mm.index, mm.a), self._key(mm.index, mm.b)
         shares_a, shares_b = ka in self.a, kb in self.b
-        if not (shares_a or shares_b or (seed and self._key(mm.index, mm.c) in self.c)):
+        if not (shares_a or shares_b or (seed and mm.c and self._key(mm.index, mm.c) in self.c)):
             return False
         return ((shares_a or self._source(mm.index, mm.a) in self.a_src)
                 and (shares_b or self._source(mm.index, mm.b) in self.b_src))
 
 
+class _Taint:
+    """The values one phase's epilogue computed so far, walked forward on demand (only a
+    phase an epilogue has started reading, and only when an mma there is more of the same
+    GEMM, ever asks): registers holding a value computed from the accumulators the epilogue
+    read (`roots`: the statements reading them) by statements other than mma, and whether
+    such a value was written to memory (every later load of writable memory, and every call,
+    may then return it). Straight-line code only: a label ends the phase before anyone asks."""
+
+    def __init__(self, stmts, bases, du):
+        self.stmts, self.bases, self.du = stmts, bases, du
+        self.roots: set = set()
+        self.pos = 0                  # the next statement to walk (0: nothing to walk yet)
+        self.epi: set = set()
+        self.mem_dirty = False
+
+    def root(self, i: int) -> None:
+        self.roots.add(i)
+        if not self.pos:
+            self.pos = i
+
+    def depends(self, i: int, regs) -> bool:
+        """Does a register of `regs`, read by statement i, hold an epilogue value?"""
+        if not self.pos:
+            return False
+        epi, du = self.epi, self.du
+        for j in range(self.pos, i):
+            base = self.bases[j - 1]
+            if base is None:
+                continue
+            if base == "mma":
+                epi.difference_update(du(j)[0])
+                continue
+            st = self.stmts[j - 1]
+            eff = "call" if base == "call" else memory_effect(st.opcode)
+            if j not in self.roots and epi.isdisjoint(_mentions(st)) \
+                    and not (self.mem_dirty and eff):
+                continue
+            defs, uses = du(j)
+            tainted = j in self.roots or not epi.isdisjoint(uses)
+            if tainted and eff in ("write", "atomic", "copy", "call"):
+                self.mem_dirty = True
+            if self.mem_dirty and eff in ("read", "atomic", "copy", "call") \
+                    and not (eff == "read" and _immutable_load(st)):
+                tainted = True
+            if tainted:
+                epi.update(defs)
+            else:
+                epi.difference_update(defs)
+        self.pos = max(self.pos, i)
+        return not epi.isdisjoint(regs)
+
+
 def _scan(fn: Function, fa=None) -> _Scan:
     du = _LazyDefUse(fn, fa)
     stmts = fn.statements
-    # only registers that appear in some mma matter, and the epilogue values computed from
-    # them: a statement mentioning neither can neither read an accumulator nor redefine a
-    # fragment register nor carry an epilogue's result (memory: see `mem_dirty`)
+    # only registers that appear in some mma matter: a statement mentioning none of them
+    # can neither read an accumulator nor redefine a fragment register (what the epilogue
+    # computes from the accumulators it read: _Taint)
     interesting: set = set()
     bases = [None if st.is_label else st.opcode.split(".", 1)[0] for st in stmts]
     for st, b in zip(stmts, bases, strict=False):
@@ -286,18 +338,15 @@ def _scan(fn: Function, fa=None) -> _Scan:
     last_def: dict[str, int] = {}      # name-based, reset at labels (exact in straight code)
     mma_d: dict[int, tuple] = {}       # mma index -> its D tuple
     cur_d: dict[str, int] = {}         # reg -> mma of the current phase whose D it holds
-    # the current phase's epilogue so far: registers holding a value computed from its
-    # accumulators by statements other than mma, whether such a value was written to
-    # memory (every later load of writable memory may then read it), the mma whose D an
-    # epilogue statement read (finished chains) and those reads
-    epi: set = set()
-    mem_dirty = False
+    # the current phase's epilogue so far: the mma whose D an epilogue statement read
+    # (finished chains), those reads, and what the epilogue computed from them
     consumed: set = set()
     reads: list = []
     epi_first: tuple | None = None   # the phase's first epilogue read
     epi_since: tuple | None = None   # the first one since the previous mma
     pending: tuple | None = None     # control flow: the next mma starts a new phase
     gemm = _Gemm(fa, frag_def, stmts)
+    taint = _Taint(stmts, bases, du)
     phase = -1
     reaching = getattr(fa, "reaching_defs", None) if fa is not None else None
     for i, st in enumerate(stmts, 1):
@@ -348,18 +397,19 @@ def _scan(fn: Function, fa=None) -> _Scan:
                 owners = {cur_d.get(r) for r in mm.c}
                 continues = len(owners) == 1 and None not in owners
                 guard = (st.guard.reg.key,) if st.guard is not None else ()
-                if (not epi.isdisjoint(mm.a + mm.b + mm.c + guard)
-                        or not consumed.isdisjoint(owners)
-                        or not (continues or gemm.same(mm, seed))):
+                if (not consumed.isdisjoint(owners)
+                        or not (continues or gemm.same(mm, seed))
+                        or taint.depends(i, mm.a + mm.b + mm.c + guard)):
                     why = epi_since or epi_first
             if why is not None or phase < 0:
                 if phase >= 0:
                     early[phase] = [rd for rd in reads if rd[0] < mmas[-1].index]
                 phase += 1
                 starts.append(why or ("first mma", i, None))
-                cur_d, epi, mem_dirty, consumed, reads = {}, set(), False, set(), []
+                cur_d, consumed, reads = {}, set(), []
                 epi_first = None
                 gemm = _Gemm(fa, frag_def, stmts)
+                taint = _Taint(stmts, bases, du)
                 pending = None
             epi_since = None
             phase_of[i] = phase
@@ -368,42 +418,26 @@ def _scan(fn: Function, fa=None) -> _Scan:
             mma_d[i] = mm.d
             for r in du(i)[0]:
                 last_def[r] = i
-                epi.discard(r)
             for r in mm.d:
                 cur_d[r] = i
             continue
         if pending is None and phase >= 0 and base in TERMINATORS:
             pending = epi_since or ("control flow", i, None)
-        ms = _mentions(st)
-        if interesting.isdisjoint(ms) and epi.isdisjoint(ms) \
-                and not (mem_dirty and (base == "call" or memory_effect(st.opcode))):
+        if interesting.isdisjoint(_mentions(st)):
             continue
         defs, uses = du(i)
-        tainted = False
         if phase >= 0 and cur_d:
             for r in uses:
                 if r in cur_d:
-                    tainted = True
                     read = ("epilogue reads an accumulator", i, r)
                     epi_first = epi_first or read
                     epi_since = epi_since or read
                     consumed.add(cur_d[r])
                     reads.append((i, cur_d[r]))
-        if phase >= 0:
-            tainted = tainted or not epi.isdisjoint(uses)
-            eff = memory_effect(st.opcode) if base != "call" else "call"
-            if tainted and eff in ("write", "atomic", "copy", "call"):
-                mem_dirty = True
-            if mem_dirty and eff in ("read", "atomic", "copy", "call") \
-                    and not (eff == "read" and _immutable_load(st)):
-                tainted = True
+                    taint.root(i)
         for r in defs:
             last_def[r] = i
             cur_d.pop(r, None)
-            if tainted:
-                epi.add(r)
-            else:
-                epi.discard(r)
     if phase >= 0:
         early[phase] = [rd for rd in reads if rd[0] < mmas[-1].index]
     return _Scan(mmas, pred, phase_of, starts, frag_def, c_from_mma, early)
