@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import bisect
 import ctypes
+import struct
 from fractions import Fraction
 
 import numpy as np
@@ -71,8 +72,25 @@ def f32_from_fraction(x: Fraction, neg_zero: bool = False) -> int:
     return sign | (0x7F800000 if r is None else (r[0] << 23) | r[1])
 
 
+#: every f16 bit pattern's value (a table: the interpreter reads millions of halves)
+_F16_VALUES = np.arange(1 << 16, dtype=np.uint32).astype(np.uint16).view(np.float16) \
+    .astype(np.float64).tolist()
+
+
 def f16_value(h: int) -> float:
-    return float(np.array([h], dtype=np.uint16).view(np.float16)[0])
+    return _F16_VALUES[h & 0xFFFF]
+
+
+def f16_bits_of_f64(r: float) -> int:
+    """The f16 nearest (ties to even) to the double r, one rounding (struct's half packing
+    rounds the double's exact mantissa once); beyond the largest finite half: infinity;
+    NaN: the canonical 0x7fff."""
+    if r != r:
+        return F16_NAN
+    try:
+        return struct.unpack("<H", struct.pack("<e", r))[0]
+    except OverflowError:
+        return 0xFC00 if r < 0 else 0x7C00
 
 
 def f32_value(u: int) -> np.float32:
@@ -128,19 +146,14 @@ def f16_to_e4m3(h: int, relu: bool) -> int:
 # ---------------------------------------------------------------- scalar forms
 
 def _h_binop(op):
+    """add/sub/mul of two f16: the double result of two halves is exact (a product has 22
+    significant bits, a sum spans at most 2^-24..2^16), so rounding it once to f16 is the
+    correctly rounded result, signed zeros as IEEE gives them (-0 only for -0 + -0,
+    -0 - +0, or a zero product of opposite signs)."""
     def f(a, b):
         if is_nan16(a) or is_nan16(b):
             return F16_NAN
-        x, y = f16_value(a), f16_value(b)
-        if np.isinf(x) or np.isinf(y):
-            with np.errstate(all="ignore"):
-                r = np.float16(op(np.float64(x), np.float64(y)))
-            return F16_NAN if np.isnan(r) else int(np.array([r]).view(np.uint16)[0])
-        exact = op(Fraction(x), Fraction(y))
-        neg0 = exact == 0 and op is _mul and (a ^ b) & 0x8000 or \
-            (exact == 0 and op is not _mul and (a & 0x8000) and
-             ((b & 0x8000) if op is _add else not (b & 0x8000)) and x == 0 and y == 0)
-        return f16_from_fraction(exact, bool(neg0))
+        return f16_bits_of_f64(op(_F16_VALUES[a & 0xFFFF], _F16_VALUES[b & 0xFFFF]))
     return f
 
 
