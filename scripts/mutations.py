@@ -388,7 +388,7 @@ MUTATIONS = [
     Mut(MM, "mma-epilogue-guard",
         'guard = (st.guard.reg.key,) if st.guard is not None else ()', 'guard = ()',
         "an mma guarded by a predicate the epilogue computed joins the phase"),
-    Mut(MM, "mma-read-chain-continues", 'or not consumed.isdisjoint(owners)', 'or False',
+    Mut(MM, "mma-read-chain-continues", 'if (not consumed.isdisjoint(owners)', 'if (False',
         "a chain the epilogue read goes on in the same phase"),
     Mut(MM, "mma-gemm-b-source",
         'and (shares_b or self._source(mm.index, mm.b) in self.b_src))', 'and True)',
