@@ -33,6 +33,7 @@ rr_u32 rr_host_exchange(rr_u32 v, int lane)
     return r;
 }
 void rr_host_barrier(void) { rr_bar->arrive_and_wait(); }
+@PRELUDE@
 #include "body.cu"
 static rr_u32 rr_words[@WORDS@];
 int main()
@@ -73,10 +74,12 @@ int main()
 
 
 def build(d: Path, body_text: str, header_text: str, callee: str, arg_types: list,
-          ret_bytes: int, lanes: int, words: int, shared: int = 0, opt: str = "-O1") -> Path:
+          ret_bytes: int, lanes: int, words: int, shared: int = 0, opt: str = "-O1",
+          prelude: str = "") -> Path:
     """Write and compile the host program; returns the executable. The run prints the
     first `shared` bytes of `.shared` after the call. `opt`: g++'s optimisation level
-    (-O0 compiles a whole-layer body several times faster; IEEE results are the same)."""
+    (-O0 compiles a whole-layer body several times faster; IEEE results are the same).
+    `prelude`: C++ placed before the body (after the harness's own definitions)."""
     (d / "body.cu").write_text(body_text)
     (d / "rr_lift.h").write_text(header_text)
     args = ", ".join(f"({t})args[l][{j}]" for j, t in enumerate(arg_types))
@@ -84,7 +87,7 @@ def build(d: Path, body_text: str, header_text: str, callee: str, arg_types: lis
             if ret_bytes else f"{callee}({args});")
     src = _MAIN.replace("@WORDS@", str(words)).replace("@LANES@", str(lanes)) \
         .replace("@NARGS@", str(len(arg_types))).replace("@RETBYTES@", str(ret_bytes)) \
-        .replace("@CALL@", call).replace("@SHARED@", str(shared))
+        .replace("@CALL@", call).replace("@SHARED@", str(shared)).replace("@PRELUDE@", prelude)
     (d / "main.cpp").write_text(src)
     exe = d / "host_body"
     subprocess.run(["g++", "-std=c++20", opt, "-ffp-contract=off", "-pthread", "-w",

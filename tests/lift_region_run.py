@@ -213,20 +213,53 @@ def _reference(fn, rec, launch, words, values, shared_syms, params, first, last,
 
 _REFERENCE: dict = {}
 
+# The WMMA builtin's host stand-in for an image-mode HIP body with WMMA phases: every lane's
+# operand registers seen at once, D = A x B + C with exact float64 products and sums (not
+# the hardware's rounding: a placement check; per m16n8k32 step the body rounds to f16, as
+# the interpreter's mma does), the operands read in the RDNA4 layout written out here:
+# A[m][k] is byte k & 7 of lane m + 16 (k >> 3)'s operand, B[k][n] likewise with n,
+# accumulator v of lane l is (row v + 8 (l >> 4), column l & 15).
+WMMA_STANDIN = r"""
+#define RR_HOST_WAVE 1
+#include "rr_mma.h"
+static rr_u64 rr_sa[32], rr_sb[32];
+static double rr_sbyte(rr_u64 v, int k) { return rr_e4m3_to_f64((rr_u32)(v >> (8 * (k & 7))) & 0xffu); }
+rr_acc8 rr_host_wmma_fp8(rr_u64 a, rr_u64 b, rr_acc8 c, int lane)
+{
+    if (lane != (int)rr_sreg_laneid()) abort();
+    rr_sa[lane] = a; rr_sb[lane] = b;
+    rr_host_barrier();
+    rr_acc8 d;
+    for (int v = 0; v < 8; ++v) {
+        const int m = v + 8 * (lane >> 4), n = lane & 15;
+        double s = c[v];
+        for (int k = 0; k < 16; ++k)
+            s += rr_sbyte(rr_sa[m + 16 * (k >> 3)], k) * rr_sbyte(rr_sb[n + 16 * (k >> 3)], k);
+        d[v] = s;
+    }
+    rr_host_barrier();
+    return d;
+}
+"""
+
 
 def run_region(tmp_path, recipe, staging: str = "registers", launch_path=None,
-               edit=None, seed: int = 11) -> Outcome:
+               edit=None, seed: int = 11, mma=None, edit_mma=None) -> Outcome:
     """Lift `recipe`'s region, run it on the host and on the warp interpreter from the
     same inputs, and compare every probed register of every lane. `edit(body, header)`
     returns an edited (body, header) before the probes are added (negative controls). The interpreter's run is
-    kept per (recipe, launch, seed): both staging modes and the controls compare with it."""
-    body = lift_region(recipe, staging)
+    kept per (recipe, launch, seed): both staging modes and the controls compare with it.
+    `mma="wmma"`: the image body's WMMA phases (the HIP body) with the WMMA builtin replaced
+    by WMMA_STANDIN; the intermediate D registers they do not compute are not compared.
+    `edit_mma(header)` may edit rr_mma.h (negative controls of the WMMA path)."""
+    body = lift_region(recipe, staging, mma=mma)
     names: list = []
     probe = probe_all(names)
     text, header = edit(body.text, body.header) if edit else (body.text, body.header)
     text = probe(text)
     if body.mma_header:
-        (tmp_path / "rr_mma.h").write_text(body.mma_header)
+        (tmp_path / "rr_mma.h").write_text(edit_mma(body.mma_header) if edit_mma
+                                           else body.mma_header)
     rec = load_recipe(recipe)
     mpath, _ = resolve_module(rec, None)
     module = parse(mpath)
@@ -242,7 +275,8 @@ def run_region(tmp_path, recipe, staging: str = "registers", launch_path=None,
     shared_bytes = PROBE + 4 * 32 * (len(names) + 1)
     exe = build(tmp_path, text, header, body.callee,
                 ["rr_u64" if t == ".b64" else "rr_u32" for _, _, t in params], 0, 32,
-                len(words), shared=shared_bytes, opt="-O0")
+                len(words), shared=shared_bytes, opt="-O0",
+                prelude=WMMA_STANDIN if mma == "wmma" else "")
     first, last = body.region
     key = (str(recipe), str(launch_path), seed, body.region)
     if key not in _REFERENCE:
@@ -264,7 +298,10 @@ def run_region(tmp_path, recipe, staging: str = "registers", launch_path=None,
     _, after, smem = run(exe, words, args, shared=True)
     assert after == words               # the region only reads global memory
     checked, bad = 0, []
+    unset = set(body.unset)
     for k, r in enumerate(names):
+        if "%" + r in unset:
+            continue
         w = 2 if r.startswith("rs") else 4
         for lane, m in enumerate(lanes):
             want = m.regs.get("%" + r)
