@@ -122,6 +122,7 @@ class _ImageStaging:
         self.staged: set = set()
         self.always = has_branches
         self.wmma = wmma or {}          # phase index -> WmmaPhase (rrsplice.lift.wmma_phase)
+        self.said: set = set()          # phases whose fallback comment is written
 
     def defined(self, regs) -> None:
         self.staged.difference_update(regs)
@@ -137,6 +138,15 @@ class _ImageStaging:
                         "last mma */"]
             self.staged.clear()          # the phase's A is in the image where it put it
             return list(w.lines)
+        why = []
+        if w is not None and ph not in self.said:
+            self.said.add(ph)
+            why = [f"/* phase {ph}: not WMMA, each mma through the scalar fallback: "
+                   + (w.why or "").replace("*/", "* /") + " */"]
+        lines = self._step(ctx, st, ph)
+        return None if lines is None else why + lines
+
+    def _step(self, ctx, st, ph):
         d, a, b, c = st.operands
         tiles = set()
         out = []

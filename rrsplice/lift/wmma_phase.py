@@ -44,6 +44,8 @@ class WmmaPhase:
     wmmas: int = 0
     b_image: bool = False                # the program stages B into the B image
     seed: int = 4
+    inputs: list = field(default_factory=list)     # the C++ locals the program reads
+    outputs: list = field(default_factory=list)    # the C++ locals it assigns (final D)
     why: str | None = None
 
 
@@ -177,6 +179,13 @@ def lower_phase(ofn, fa, p, region: tuple, shift: int, lda: int, cname, warps: i
     out.unset = inter
     out.wmmas = prog.wmmas
     out.b_image = any(b.b_stage for b in prog.blocks)
+    # B: the staged locals, or (read from the weight image) only the loads' base
+    named = {cname(r) for r in a_regs} | {c for s in plan.steps for c in s.c
+                                          if not c.startswith("d_s")}
+    if not prog.direct:
+        named |= {b for s in plan.steps for b in s.b}
+    out.inputs = sorted(named | ({prog.direct.base} if prog.direct else set()))
+    out.outputs = [r.reg for r in plan.rets]
     out.seed = prog.seed
     lines = [f"/* ---- gfx12 WMMA: phase {p.index} ({p.geometry}, {len(p.mmas)} mma) as "
              f"{prog.wmmas} x {rl.INSTRUCTION}, emitted at its last mma (s{p.last}): every A "
