@@ -305,7 +305,7 @@ def module_counts(asm: str, kernel: str = "rr_bench") -> dict:
     """The counters summed over every function of the module but `kernel` (instructions,
     v_wmma, ...), and the largest VGPR count and scratch size among them."""
     names = re.findall(r"^([A-Za-z_.$][\w.$]*):\s*(?:;.*)?$", asm, flags=re.M)
-    fns = [n for n in names if f".Lfunc_end" in asm and n != kernel and not n.startswith(".")
+    fns = [n for n in names if n != kernel and not n.startswith(".")
            and re.search(rf"\.type\s+{re.escape(n)},@function", asm)]
     tot: dict = {}
     for n in fns:

@@ -68,9 +68,51 @@ def _defs_between(stmts, reg: str, lo: int, hi: int) -> bool:
     return any(reg in def_use(stmts[i - 1]).defs for i in range(lo + 1, hi + 1))
 
 
+def _b_loads(stmts, frag: dict, b_regs: set, lo: int, last: int, cname) -> tuple:
+    """([Load], {local: FragReg}) of the phase's B, when every B register is a word of an
+    `ld.global` inside the region (`lo`..): every load re-based on the first one's base
+    register (the loads' addresses differ by constants: the same lane and warp terms
+    from the weight image's root, checked for every lane of two warps), so that
+    rrsplice.body.wmma_b addresses every WMMA B word from that one register, which must
+    hold until the phase's last mma (`last`). ([], {}) where that is not so: B is staged."""
+    srcs = {frag[r].source.load if r in frag and frag[r].source is not None else None
+            for r in b_regs}
+    if None in srcs or not all(lo <= i <= last for i in srcs):
+        return [], {}
+    loads, loaded = [], {}
+    first = None              # (base register, its per-lane offsets from the root)
+    for i in sorted(srcs):
+        st = stmts[i - 1]
+        if not _load_form(st):
+            return [], {}
+        dst, addr = st.operands
+        items = list(getattr(dst, "items", [dst]))
+        words = [(pos, frag[x.name]) for pos, x in enumerate(items)
+                 if x.name in frag and frag[x.name].matrix == "B"
+                 and frag[x.name].source is not None and frag[x.name].source.load == i]
+        if not words:
+            continue
+        pos, f = words[0]
+        base_off = [f.source.offset(lane, w) - (addr.offset or 0) - 4 * pos
+                    for w in (0, 1) for lane in range(32)]
+        if first is None:
+            if _defs_between(stmts, addr.base.name, i, last):
+                return [], {}
+            first = (addr.base.name, base_off)
+        delta = base_off[0] - first[1][0]
+        if any(a - b != delta for a, b in zip(base_off, first[1], strict=True)):
+            return [], {}
+        loads.append(Load(st.sid, st.line, i, cname(first[0]), (addr.offset or 0) + delta,
+                          tuple(x.name for x in items), tuple(cname(x.name) for x in items),
+                          st.text.strip()))
+        for _pos, f in words:
+            loaded[cname(f.reg)] = f
+    return (loads, loaded) if loads else ([], {})
+
+
 def plan_phase(ofn, fa, p, region: tuple, cname, warps: int, threads,
                path="") -> tuple:
-    """(BodyPlan, {name: FragReg of A}, [intermediate D], loads' base registers) of phase
+    """(BodyPlan, {name: FragReg of A}, [intermediate D]) of phase
     `p` of the original function `ofn`, or raises BodyError saying why the WMMA program
     cannot take it at its last mma. `cname(reg)` is a register's C++ local."""
     from ..fragments.fragmap import phase_map
@@ -122,34 +164,7 @@ def plan_phase(ofn, fa, p, region: tuple, cname, warps: int, threads,
                             f"({sorted(uses & set(inter))[0]})")
         if first <= st.index <= last and uses & finals:
             raise BodyError(f"s{st.index} reads a final D inside the phase")
-    # B from the region's own loads, where every B register is one (same base, unchanged)
-    loads, loaded, bases = [], {}, set()
-    b_regs = {r for m in p.mmas for r in m.b}
-    srcs = {frag[r].source.load if r in frag and frag[r].source is not None else None
-            for r in b_regs}
-    if None not in srcs and all(lo <= i <= last for i in srcs):
-        for i in sorted(srcs):
-            st = stmts[i - 1]
-            if not _load_form(st):
-                loads = []
-                break
-            dst, addr = st.operands
-            items = list(getattr(dst, "items", [dst]))
-            base = addr.base.name
-            if _defs_between(stmts, base, i, last):
-                loads = []
-                break
-            bases.add(base)
-            loads.append(Load(st.sid, st.line, i, cname(base), addr.offset or 0,
-                              tuple(x.name for x in items), tuple(cname(x.name) for x in items),
-                              st.text.strip()))
-            for x in items:
-                f = frag.get(x.name)
-                if f is not None and f.matrix == "B" and f.source is not None \
-                        and f.source.load == i:
-                    loaded[cname(x.name)] = f
-    if not loads:
-        loaded = {}
+    loads, loaded = _b_loads(stmts, frag, {r for m in p.mmas for r in m.b}, lo, last, cname)
     args = []
     for r, f in frag.items():
         args.append(Arg(len(args), cname(r), ".b32", r, role=f.matrix, frag=f))
@@ -159,7 +174,7 @@ def plan_phase(ofn, fa, p, region: tuple, cname, warps: int, threads,
                     args=args, steps=steps, rets=rets, m=p.m, k=p.k, n=p.n, slots="lane",
                     stride=0, barrier=False, warps=warps, threads=threads,
                     layouts=pm.layouts, loads=loads, loaded=loaded)
-    return plan, {r: a_of[r] for m in p.mmas for r in m.a}, inter, bases
+    return plan, {r: a_of[r] for m in p.mmas for r in m.a}, inter
 
 
 def lower_phase(ofn, fa, p, region: tuple, shift: int, lda: int, cname, warps: int,
@@ -168,7 +183,7 @@ def lower_phase(ofn, fa, p, region: tuple, shift: int, lda: int, cname, warps: i
     original's + `shift`), or a WmmaPhase with `why` set."""
     out = WmmaPhase(p.index)
     try:
-        plan, a_regs, inter, _ = plan_phase(ofn, fa, p, region, cname, warps, threads, path)
+        plan, a_regs, inter = plan_phase(ofn, fa, p, region, cname, warps, threads, path)
         prog = wmma_program(plan)
     except BodyError as e:
         why = str(e)
