@@ -75,9 +75,10 @@ def _b_loads(stmts, frag: dict, b_regs: set, lo: int, last: int, cname) -> tuple
     from the weight image's root, checked for every lane of two warps), so that
     rrsplice.body.wmma_b addresses every WMMA B word from that one register, which must
     hold until the phase's last mma (`last`). ([], {}) where that is not so: B is staged."""
-    srcs = {frag[r].source.load if r in frag and frag[r].source is not None else None
-            for r in b_regs}
-    if None in srcs or not all(lo <= i <= last for i in srcs):
+    got = {frag[r].source.load if r in frag and frag[r].source is not None else None
+           for r in b_regs}
+    srcs: set[int] = {i for i in got if i is not None}
+    if None in got or not all(lo <= i <= last for i in srcs):
         return [], {}
     loads, loaded = [], {}
     first = None              # (base register, its per-lane offsets from the root)
@@ -131,12 +132,14 @@ def plan_phase(ofn, fa, p, region: tuple, cname, warps: int, threads,
     frag: dict = {}
     for f in pm.b + pm.c:
         frag.setdefault(f.reg, f)
-    steps, d_of, used_at = [], {}, {}
+    steps: list = []
+    d_of: dict = {}
+    used_at: dict = {}
     for m in p.mmas:
-        tiles = {(a_of[r].row_base, a_of[r].col_base) if r in a_of else None for r in m.a}
-        if None in tiles or len(tiles) != 1:
+        if any(r not in a_of for r in m.a) or \
+                len({(a_of[r].row_base, a_of[r].col_base) for r in m.a}) != 1:
             raise BodyError(f"s{m.index}: its A registers are not one A tile")
-        (m0, k0), = tiles
+        m0, k0 = a_of[m.a[0]].row_base, a_of[m.a[0]].col_base
         for r in (*m.a, *m.b, *(c for c in m.c if c not in d_of)):
             used_at.setdefault(r, m.index)
         src = [d_of.get(r) or cname(r) for r in m.c]
@@ -165,7 +168,7 @@ def plan_phase(ofn, fa, p, region: tuple, cname, warps: int, threads,
         if first <= st.index <= last and uses & finals:
             raise BodyError(f"s{st.index} reads a final D inside the phase")
     loads, loaded = _b_loads(stmts, frag, {r for m in p.mmas for r in m.b}, lo, last, cname)
-    args = []
+    args: list = []
     for r, f in frag.items():
         args.append(Arg(len(args), cname(r), ".b32", r, role=f.matrix, frag=f))
     rets = [Ret(cname(r), 0, f"{s.var}[{j}]") for s, j, r in final]
