@@ -114,10 +114,18 @@ def kernel_source(plan, body_name: str) -> str:
         else:
             args.append(f"in[{i} * 2048 + t]")
     threads = plan.threads or 1024
+    return bench_kernel(body_name, max(plan.stride, 4) * threads, threads, "rr_linear_tid",
+                        plan.callee, args)
+
+
+def bench_kernel(body_name: str, scratch_bytes: int, threads: int, tid: str, callee: str,
+                 args: list) -> str:
+    """The kernel source: a .shared scratch array of `scratch_bytes`, one call of `callee`
+    per thread with `args` (C expressions of `in`, `t` and `rr_bench_slot_addr()`)."""
     return "\n".join([
         f'#include "{body_name}"',
         f"static __shared__ __attribute__((aligned(16))) rr_u8 rr_bench_scratch"
-        f"[{max(plan.stride, 4) * threads}];",
+        f"[{scratch_bytes}];",
         "__device__ static inline rr_u32 rr_bench_slot_addr(void)",
         "{",
         "    return (rr_u32)(__SIZE_TYPE__)(__attribute__((address_space(3))) rr_u8 *)"
@@ -126,8 +134,8 @@ def kernel_source(plan, body_name: str) -> str:
         f'extern "C" __attribute__((global)) __attribute__((amdgpu_flat_work_group_size(1, '
         f'{threads}))) void rr_bench(const rr_u32 *in)',
         "{",
-        "    const rr_u32 t = rr_linear_tid();",
-        f"    {plan.callee}(" + ", ".join(args) + ");",
+        f"    const rr_u32 t = {tid}();",
+        f"    {callee}(" + ", ".join(args) + ");",
         "}", ""])
 
 
@@ -285,20 +293,8 @@ def region_kernel_source(text: str, body_name: str, stride: int) -> tuple:
             args.append(f"((const float *)in)[{i} * 2048 + t]")
         else:
             args.append(f"({ty})in[{i} * 2048 + t]")
-    return "\n".join([
-        f'#include "{body_name}"',
-        f"static __shared__ __attribute__((aligned(16))) rr_u8 rr_bench_scratch[{scratch_bytes}];",
-        "__device__ static inline rr_u32 rr_bench_slot_addr(void)",
-        "{",
-        "    return (rr_u32)(__SIZE_TYPE__)(__attribute__((address_space(3))) rr_u8 *)"
-        "rr_bench_scratch;",
-        "}",
-        f'extern "C" __attribute__((global)) __attribute__((amdgpu_flat_work_group_size(1, '
-        f'{threads}))) void rr_bench(const rr_u32 *in)',
-        "{",
-        "    const rr_u32 t = rr_lift_linear_tid();",
-        f"    {callee}(" + ", ".join(args) + ");",
-        "}", ""]), callee, scratch_bytes
+    return bench_kernel(body_name, scratch_bytes, threads, "rr_lift_linear_tid", callee,
+                        args), callee, scratch_bytes
 
 
 def module_counts(asm: str, kernel: str = "rr_bench") -> dict:

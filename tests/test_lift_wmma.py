@@ -8,12 +8,10 @@ permute."""
 
 from __future__ import annotations
 
-import os
-import shutil
 import sys
 
 import pytest
-from conftest import ROOT
+from conftest import ROOT, require_clang19
 from lift_region_run import run_region
 
 from rrsplice.body.plan import BodyError
@@ -95,12 +93,7 @@ def test_wmma_needs_hip_image_bodies(tmp_path):
 
 
 def _tools():
-    missing = [t for t in ("clang-19", "llc-19") if shutil.which(t) is None]
-    if missing:
-        msg = f"{', '.join(missing)} not found (apt-get install clang-19 llvm-19)"
-        if os.environ.get("RRSPLICE_REQUIRE_CLANG") == "1":
-            pytest.fail(msg + " and RRSPLICE_REQUIRE_CLANG=1")
-        pytest.skip(msg)
+    require_clang19()
 
 
 @pytest.mark.slow
