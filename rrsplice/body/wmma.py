@@ -259,6 +259,10 @@ def header_section(layouts: dict) -> str:
     assert _contiguous(rb, "row") and rb.col_off == (0,) * 8
     # one 32-byte load of the C seeds: a lane's eight accumulators are consecutive rows
     assert _contiguous(rc, "row") and rc.col_off == (0,) * 8
+    # rr_read_d2: an NVIDIA D register's two f16 are one row's adjacent columns, the first even
+    ld = layouts["D"]
+    assert all(ld.coord(lane, r, 1) == (ld.coord(lane, r, 0)[0], ld.coord(lane, r, 0)[1] + 1)
+               and ld.coord(lane, r, 0)[1] % 2 == 0 for lane in range(32) for r in range(ld.regs))
     return (_WMMA_TEMPLATE
             .replace("@PLACE_B@", _place_fn("rr_b", layouts["B"], "k, n within the tile"))
             .replace("@A_ROW@", _terms(ra.row_lane)).replace("@A_K@", _terms(ra.col_lane))
@@ -463,6 +467,13 @@ RR_FI rr_u32 rr_read_d(const rr_u16 *dimg, int lane, int m0, int n0, int reg)
         v |= (rr_u32)dimg[(m0 + rr_d_row(lane, i)) * 16 + n0 + rr_d_col(lane, i)] << (16 * e);
     }
     return v;
+}
+/* the same as one 4-byte load: a register's two f16 are one row's adjacent columns, the
+ * first even (checked for the layout when the header is written) */
+RR_FI rr_u32 rr_read_d2(const rr_u16 *dimg, int lane, int m0, int n0, int reg)
+{
+    return *(const rr_u32 *)__builtin_assume_aligned(
+        dimg + (m0 + rr_d_row(lane, 2 * reg)) * 16 + n0 + rr_d_col(lane, 2 * reg), 4);
 }
 #endif
 """

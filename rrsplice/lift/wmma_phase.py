@@ -229,7 +229,7 @@ def lower_phase(ofn, fa, p, region: tuple, shift: int, lda: int, cname, warps: i
     inner.append(f"rr_u64 bop[{2 * (p.k // 32)}];   /* a block's B operands, by k16 tile */")
     inner = ["    " + x for x in inner]
     inner += block_lines(plan, prog, str(lda), lambda i, m0, nl, j: (
-        f"    {plan.rets[i].reg} = rr_read_d(dimg, lane, {m0}, {nl}, {j});"))
+        f"    {plan.rets[i].reg} = rr_read_d2(dimg, lane, {m0}, {nl}, {j});"))
     lines += inner + ["    rr_bar_warp_sync(0xffffffffu);   /* the D image is read */", "}"]
     out.lines = lines
     return out
