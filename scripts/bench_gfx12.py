@@ -17,9 +17,21 @@ is neither the body's code nor its size; a body whose measured function still ho
 `s_trap` is an error. The same kernel with the body inlined gives the LDS bytes and waves
 per SIMD from its descriptor (`.amdhsa_group_segment_fixed_size`, llc's `Occupancy`).
 
+With `--regions`: the whole-region image-mode HIP body of each recipe (`body new --staging
+image --lang hip`: every phase through WMMA where it can be, the lifted epilogues between
+them), compiled the same way in a kernel that calls it, and counted over every device
+function of the module (the body and the out-of-line helpers it calls). The phase code is
+measured as a difference: the same body with each WMMA phase's emitted code replaced by
+empty `asm volatile` statements that read its inputs and define its outputs (no
+instructions: the lifted epilogues keep their values) is compiled too; what the full body
+has more is the phase code (A/B/C staging, operand loads, v_wmma, rounding, D back). With
+`--per-phase`, each phase alone is stubbed as well, to see its own v_wmma.
+
 Usage: python scripts/bench_gfx12.py [FIXTURE.ptx ...] [--mma wmma|scalar] [--json FILE]
        [--keep DIR]
-Default fixtures: corpus_fixtures/swin_{tiny,small,big}_sm89.ptx. Needs clang-19, llc-19.
+       python scripts/bench_gfx12.py --regions [RECIPE.py ...] [--per-phase] [--json FILE]
+Default fixtures: corpus_fixtures/swin_{tiny,small,big}_sm89.ptx; default recipes:
+recipes/swin_{tiny,small,big}_sm89.py. Needs clang-19, llc-19.
 """
 
 from __future__ import annotations
@@ -78,7 +90,8 @@ def function_asm(asm: str, name: str) -> str:
 def count(fn_asm: str) -> dict:
     """The counters of one function's assembly."""
     mnems = [m.group(1) for line in fn_asm.splitlines() if (m := _INSN.match(line))]
-    out = {"instructions": len(mnems)}
+    out = {"instructions": len(mnems),
+           "spills": sum(1 for line in fn_asm.splitlines() if "Folded Spill" in line)}
     for key, pat in COUNTERS.items():
         rx = re.compile(pat)
         out[key] = sum(1 for x in mnems if rx.match(x))
@@ -101,10 +114,18 @@ def kernel_source(plan, body_name: str) -> str:
         else:
             args.append(f"in[{i} * 2048 + t]")
     threads = plan.threads or 1024
+    return bench_kernel(body_name, max(plan.stride, 4) * threads, threads, "rr_linear_tid",
+                        plan.callee, args)
+
+
+def bench_kernel(body_name: str, scratch_bytes: int, threads: int, tid: str, callee: str,
+                 args: list) -> str:
+    """The kernel source: a .shared scratch array of `scratch_bytes`, one call of `callee`
+    per thread with `args` (C expressions of `in`, `t` and `rr_bench_slot_addr()`)."""
     return "\n".join([
         f'#include "{body_name}"',
         f"static __shared__ __attribute__((aligned(16))) rr_u8 rr_bench_scratch"
-        f"[{max(plan.stride, 4) * threads}];",
+        f"[{scratch_bytes}];",
         "__device__ static inline rr_u32 rr_bench_slot_addr(void)",
         "{",
         "    return (rr_u32)(__SIZE_TYPE__)(__attribute__((address_space(3))) rr_u8 *)"
@@ -113,8 +134,8 @@ def kernel_source(plan, body_name: str) -> str:
         f'extern "C" __attribute__((global)) __attribute__((amdgpu_flat_work_group_size(1, '
         f'{threads}))) void rr_bench(const rr_u32 *in)',
         "{",
-        "    const rr_u32 t = rr_linear_tid();",
-        f"    {plan.callee}(" + ", ".join(args) + ");",
+        f"    const rr_u32 t = {tid}();",
+        f"    {callee}(" + ", ".join(args) + ");",
         "}", ""])
 
 
@@ -245,6 +266,157 @@ def totals(rows: list) -> dict:
     return t
 
 
+# ------------------------------------------------------------------ whole regions
+
+REGIONS = ["recipes/swin_tiny_sm89.py", "recipes/swin_small_sm89.py",
+           "recipes/swin_big_sm89.py"]
+_SIG = re.compile(r'extern "C" __device__ (?:void|struct \w+) (\w+)\(([^)]*)\)')
+
+
+def region_kernel_source(text: str, body_name: str, stride: int) -> tuple:
+    """A kernel that calls the lifted body once per thread, its arguments loaded from a
+    buffer; the scratch parameter (named `..._scratch`) gets a .shared array's address,
+    `stride` bytes per thread of the block the body's image is sized for. Returns (source,
+    callee, scratch bytes)."""
+    threads = 32 * int(re.search(r"rr_img_\w+\[(\d+)\]", text).group(1))
+    scratch_bytes = stride * threads
+    m = _SIG.search(text)
+    callee, params = m.group(1), [x.strip() for x in m.group(2).split(",") if x.strip()]
+    args = []
+    for i, prm in enumerate(params):
+        ty, name = prm.rsplit(" ", 1)
+        if name.endswith("_scratch"):
+            args.append("rr_bench_slot_addr()")
+        elif ty == "rr_u64":
+            args.append(f"((const rr_u64 *)in)[{i} * 1024 + t]")
+        elif ty == "float":
+            args.append(f"((const float *)in)[{i} * 2048 + t]")
+        else:
+            args.append(f"({ty})in[{i} * 2048 + t]")
+    return bench_kernel(body_name, scratch_bytes, threads, "rr_lift_linear_tid", callee,
+                        args), callee, scratch_bytes
+
+
+def module_counts(asm: str, kernel: str = "rr_bench") -> dict:
+    """The counters summed over every function of the module but `kernel` (instructions,
+    v_wmma, ...), and the largest VGPR count and scratch size among them."""
+    names = re.findall(r"^([A-Za-z_.$][\w.$]*):\s*(?:;.*)?$", asm, flags=re.M)
+    fns = [n for n in names if n != kernel and not n.startswith(".")
+           and re.search(rf"\.type\s+{re.escape(n)},@function", asm)]
+    tot: dict = {}
+    for n in fns:
+        c = count(function_asm(asm, n))
+        for k, v in c.items():
+            if k in ("vgprs", "scratch_bytes", "occupancy"):
+                if v is not None:
+                    tot[k] = max(tot.get(k) or 0, v)
+            else:
+                tot[k] = tot.get(k, 0) + v
+    tot["functions"] = len(fns)
+    return tot
+
+
+def stub(text: str, phases, keep=()) -> str:
+    """`text` with the code of every WMMA phase (but those in `keep`) replaced by empty
+    `asm volatile` statements reading its inputs and defining its outputs."""
+    for w in phases:
+        if w.index in keep:
+            continue
+        block = "\n".join("    " + x if x else "" for x in w.lines)
+        assert block in text, w.index
+        rep = [f"    /* phase {w.index}'s WMMA program, stubbed (bench_gfx12.py) */"]
+        rep += [f'    asm volatile("" :: "v"({x}));' for x in w.inputs]
+        rep += [f'    asm volatile("" : "=v"({x}));' for x in w.outputs]
+        text = text.replace(block, "\n".join(rep))
+    return text
+
+
+def _cpu_compile(src: Path, tmp: Path, tag: str) -> tuple:
+    import resource
+    r0 = resource.getrusage(resource.RUSAGE_CHILDREN)
+    asm = compile_asm(src, tmp, CALL, tag)
+    r1 = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return asm, round((r1.ru_utime - r0.ru_utime) + (r1.ru_stime - r0.ru_stime), 1)
+
+
+def bench_region(recipe: Path, tmp: Path, per_phase: bool = False) -> dict:
+    from rrsplice.lift import lift_region
+    from rrsplice.workflow.recipe import load_recipe
+    body = lift_region(recipe, "image", mma="wmma")
+    rec = load_recipe(recipe)
+    d = tmp / recipe.stem
+    d.mkdir(parents=True, exist_ok=True)
+    (d / "rr_lift.h").write_text(body.header)
+    (d / "rr_mma.h").write_text(body.mma_header or "")
+    stride = rec.const("RET_STRIDE") or 128
+    row: dict = {"recipe": recipe.name, "phases": len(body.phases),
+                 "wmma_phases": len(body.wmma),
+                 "fallback": [n for n in body.notes if "scalar fallback" in n],
+                 "expected_wmma": sum(w.wmmas for w in body.wmma)}
+    variants = {"full": body.text, "stub": stub(body.text, body.wmma)}
+    if per_phase:
+        for w in body.wmma:
+            variants[f"p{w.index}"] = stub(body.text, body.wmma, keep=(w.index,))
+    out = {}
+    for tag, text in variants.items():
+        (d / f"{tag}.hip").write_text(text)
+        ksrc, callee, scratch = region_kernel_source(text, f"{tag}.hip", stride)
+        (d / f"{tag}_kernel.hip").write_text(ksrc)
+        asm, cpu = _cpu_compile(d / f"{tag}_kernel.hip", d, "")
+        c = module_counts(asm)
+        body_fn = count(function_asm(asm, callee))
+        if c.get("traps"):
+            raise RuntimeError(f"{recipe}: {tag}: s_trap in the body")
+        c["body_vgprs"], c["body_scratch_bytes"] = body_fn["vgprs"], body_fn["scratch_bytes"]
+        c["body_spills"] = body_fn["spills"]
+        c["compile_cpu_s"] = cpu
+        out[tag] = c
+        if tag == "full":
+            # the kernel's descriptor (the call kept below the inlining threshold too, the
+            # body being large): LDS bytes and waves per SIMD
+            kasm = compile_asm(d / f"{tag}_kernel.hip", d, INLINE, "_inline")
+            k = count(function_asm(kasm, "rr_bench"))
+            m = re.search(r"\.amdhsa_group_segment_fixed_size (\d+)", kasm)
+            row.update(kernel_scratch_bytes=k["scratch_bytes"], kernel_vgprs=k["vgprs"],
+                       waves_per_simd=k["occupancy"], kernel_v_wmma=k["v_wmma"],
+                       lds_bytes_body=(int(m.group(1)) - scratch) if m else None)
+    full, st = out["full"], out["stub"]
+    w = full["v_wmma"]
+    row.update(full=full, stub=st)
+    row["phase"] = {k: full[k] - st[k] for k in full
+                    if isinstance(full[k], int) and k in st and k not in
+                    ("vgprs", "scratch_bytes", "occupancy", "functions", "body_vgprs",
+                     "body_scratch_bytes", "body_spills")}
+    row["per_wmma_whole"] = round(full["instructions"] / w, 1) if w else None
+    row["phase_per_wmma"] = round(row["phase"]["instructions"] / w, 1) if w else None
+    row["phase_other_per_wmma"] = round((row["phase"]["instructions"] - w) / w, 1) if w else None
+    if per_phase:
+        row["per_phase_wmma"] = {f"p{x.index}": (x.wmmas, out[f"p{x.index}"]["v_wmma"])
+                                 for x in body.wmma}
+    return row
+
+
+def region_table(rows: list) -> str:
+    out = ["| recipe | WMMA phases / phases | v_wmma (expected) | instructions | per WMMA | "
+           "phase code instr. | phase code per WMMA (other) | phase ds_bpermute | "
+           "phase v_cndmask | phase v_perm | phase LDS reads / writes | phase global loads | "
+           "whole ds_bpermute / v_cndmask | body VGPRs, scratch bytes | spills (body, of "
+           "which phase code) | kernel: waves/SIMD, body LDS | clang+llc CPU s |",
+           "|" + " --- |" * 17]
+    for r in rows:
+        f, ph = r["full"], r["phase"]
+        out.append(
+            f"| {r['recipe']} | {r['wmma_phases']} / {r['phases']} | {f['v_wmma']} "
+            f"({r['expected_wmma']}) | {f['instructions']:,} | {r['per_wmma_whole']} | "
+            f"{ph['instructions']:,} | {r['phase_per_wmma']} ({r['phase_other_per_wmma']}) | "
+            f"{ph['ds_bpermute']} | {ph['v_cndmask']} | {ph['v_perm']} | "
+            f"{ph['lds_reads']} / {ph['lds_writes']} | {ph['global_loads']} | "
+            f"{f['ds_bpermute']} / {f['v_cndmask']} | {f['body_vgprs']}, "
+            f"{f['body_scratch_bytes']} | {f['body_spills']} ({f['body_spills'] - r['stub']['body_spills']}) | "
+            f"{r['waves_per_simd']}, {r['lds_bytes_body']} | {f['compile_cpu_s']} |")
+    return "\n".join(out)
+
+
 def main(argv=None) -> int:
     from rrsplice.analysis.mma import phases
     from rrsplice.infra.cache import load_analysis, load_module
@@ -255,7 +427,24 @@ def main(argv=None) -> int:
     ap.add_argument("--phases", default=None, help="only these phase numbers (1,3,...)")
     ap.add_argument("--json", default=None, help="also write the rows and totals as JSON")
     ap.add_argument("--keep", default=None, help="leave recipes, bodies and assembly in DIR")
+    ap.add_argument("--regions", action="store_true",
+                    help="whole-region image-mode HIP bodies of recipes (the arguments)")
+    ap.add_argument("--per-phase", action="store_true",
+                    help="with --regions: also stub all phases but one, for each phase")
     args = ap.parse_args(argv)
+    if args.regions:
+        rows = []
+        with tempfile.TemporaryDirectory(prefix="rrsplice-gfx12-") as t:
+            tmp = Path(args.keep) if args.keep else Path(t)
+            for rp in (args.fixtures if args.fixtures != DEFAULT else REGIONS):
+                r = bench_region(Path(rp), tmp, args.per_phase)
+                rows.append(r)
+                print(f"{rp}: {r['full']['v_wmma']} v_wmma, {r['per_wmma_whole']} per WMMA, "
+                      f"phase code {r['phase_per_wmma']} per WMMA", file=sys.stderr)
+        print(region_table(rows))
+        if args.json:
+            Path(args.json).write_text(json.dumps({"regions": rows}, indent=1) + "\n")
+        return 0
     only = {int(x) for x in args.phases.split(",")} if args.phases else None
     rows = []
     with tempfile.TemporaryDirectory(prefix="rrsplice-gfx12-") as t:

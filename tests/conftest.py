@@ -30,6 +30,17 @@ def _tool(name: str) -> Path:
     return path
 
 
+
+def require_clang19() -> None:
+    """Skip (fail with RRSPLICE_REQUIRE_CLANG=1) when clang-19 or llc-19 is missing."""
+    import shutil
+    missing = [t for t in ("clang-19", "llc-19") if shutil.which(t) is None]
+    if missing:
+        msg = f"{', '.join(missing)} not found (apt-get install clang-19 llvm-19)"
+        if os.environ.get("RRSPLICE_REQUIRE_CLANG") == "1":
+            pytest.fail(msg + " and RRSPLICE_REQUIRE_CLANG=1")
+        pytest.skip(msg)
+
 @pytest.fixture(scope="session")
 def ptxas_path() -> Path:
     return _tool("ptxas")

@@ -255,22 +255,61 @@ def _reference(rec, fn, launch, memory, param_syms, shared_syms, params, first, 
 _REFERENCE: dict = {}
 
 
+# The WMMA builtin's host stand-in for an image-mode HIP body with WMMA phases: every lane's
+# operand registers seen at once, D = A x B + C with exact float64 products and sums (not
+# the hardware's rounding: a placement check; per m16n8k32 step the body rounds to f16, as
+# the interpreter's mma does), the operands read in the RDNA4 layout written out here:
+# A[m][k] is byte k & 7 of lane m + 16 (k >> 3)'s operand, B[k][n] likewise with n,
+# accumulator v of lane l is (row v + 8 (l >> 4), column l & 15). It goes before the body
+# (after rr_lift.h, whose host branch declares the lanes and the barrier it uses).
+WMMA_STANDIN = r"""
+#include <cstdlib>
+#include "rr_lift.h"
+#define RR_HOST_WAVE 1
+#include "rr_mma.h"
+static rr_u64 rr_sa[32], rr_sb[32];
+static double rr_sbyte(rr_u64 v, int k) { return rr_e4m3_to_f64((rr_u32)(v >> (8 * (k & 7))) & 0xffu); }
+rr_acc8 rr_host_wmma_fp8(rr_u64 a, rr_u64 b, rr_acc8 c, int lane)
+{
+    if (lane != (int)rr_sreg_laneid()) abort();
+    rr_sa[lane] = a; rr_sb[lane] = b;
+    rr_host_barrier();
+    rr_acc8 d;
+    for (int v = 0; v < 8; ++v) {
+        const int m = v + 8 * (lane >> 4), n = lane & 15;
+        double s = c[v];
+        for (int k = 0; k < 16; ++k)
+            s += rr_sbyte(rr_sa[m + 16 * (k >> 3)], k) * rr_sbyte(rr_sb[n + 16 * (k >> 3)], k);
+        d[v] = s;
+    }
+    rr_host_barrier();
+    return d;
+}
+"""
+
+
 def run_region(tmp_path, recipe, staging: str = "registers", launch_path=None,
-               edit=None, seed: int = 11, body=None) -> Outcome:
+               edit=None, seed: int = 11, body=None, mma=None, edit_mma=None) -> Outcome:
     """Lift `recipe`'s region (or take `body`, its lift), run it on the warp harness and
     on the warp interpreter from the same inputs, and compare every probed register of
     every lane. `edit(body, header)` returns an edited (body, header) before the probes
     are added (negative controls). The interpreter's run is kept per (recipe, launch,
-    seed): both staging modes and the controls compare with it."""
-    body = body or lift_region(recipe, staging)
+    seed): both staging modes and the controls compare with it.
+    `mma="wmma"`: the image body's WMMA phases (the HIP body) with the WMMA builtin replaced
+    by WMMA_STANDIN; the intermediate D registers they do not compute are not compared.
+    `edit_mma(header)` may edit rr_mma.h (negative controls of the WMMA path)."""
+    body = body or lift_region(recipe, staging, mma=mma)
     names: list = []
     text, header = edit(body.text, body.header) if edit else (body.text, body.header)
     text = probe_all(names)(text)
+    if mma == "wmma":
+        text = WMMA_STANDIN + text
     tmp_path = Path(tmp_path)
     (tmp_path / "body.cu").write_text(text)
     (tmp_path / "rr_lift.h").write_text(header)
     if body.mma_header:
-        (tmp_path / "rr_mma.h").write_text(body.mma_header)
+        (tmp_path / "rr_mma.h").write_text(edit_mma(body.mma_header) if edit_mma
+                                           else body.mma_header)
     rec = load_recipe(recipe)
     mpath, _ = resolve_module(rec, None)
     module = parse(mpath)
@@ -305,7 +344,10 @@ def run_region(tmp_path, recipe, staging: str = "registers", launch_path=None,
                              before + bytes(shared_bytes - len(before)), data)
     assert after == data, "the region only reads global memory"
     checked, bad = 0, []
+    unset = set(body.unset)
     for k, r in enumerate(names):
+        if "%" + r in unset:
+            continue
         w = 2 if r.startswith("rs") else 4
         for lane, m in enumerate(lanes):
             want = m.regs.get("%" + r)

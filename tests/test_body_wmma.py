@@ -5,7 +5,6 @@ operand register checked against the matrices the test fed in), and the gfx1201 
 
 from __future__ import annotations
 
-import os
 import re
 import shutil
 import subprocess
@@ -15,7 +14,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 from click.testing import CliRunner
-from conftest import FIXTURES, ROOT
+from conftest import FIXTURES, ROOT, require_clang19
 
 from rrsplice.body import BodyError, new_body, plan_body
 from rrsplice.body.wmma import wmma_program
@@ -494,12 +493,7 @@ def test_host_wave_emulation_every_phase(fixture, tmp_path):
 # ------------------------------------------------------------------ gfx1201
 
 def _tools():
-    missing = [t for t in ("clang-19", "llc-19") if shutil.which(t) is None]
-    if missing:
-        msg = f"{', '.join(missing)} not found (apt-get install clang-19 llvm-19)"
-        if os.environ.get("RRSPLICE_REQUIRE_CLANG") == "1":
-            pytest.fail(msg + " and RRSPLICE_REQUIRE_CLANG=1")
-        pytest.skip(msg)
+    require_clang19()
 
 
 @pytest.mark.slow

@@ -182,6 +182,14 @@ RR_FI void rr_st_shared_b32(rr_u32 addr, rr_u32 v)
 {
     asm volatile("st.shared.b32 [%0], %1;" :: "r"(addr), "r"(v) : "memory");
 }
+#elif defined(RR_HOST_WAVE) && defined(RR_LIFT_H)
+/* the host wave emulation of a lifted body (rr_lift.h included first): its host build's
+ * lanes, barrier and .shared window */
+RR_FI rr_u32 rr_linear_tid(void) { return rr_lift_linear_tid(); }
+RR_FI void rr_syncwarp(void) { rr_host_barrier(); }
+RR_FI void rr_syncthreads(void) { rr_host_barrier(); }
+RR_FI rr_u8 *rr_shared_ptr(rr_u32 addr) { return rr_host_shared + addr; }
+RR_FI void rr_st_shared_b32(rr_u32 addr, rr_u32 v) { __builtin_memcpy(rr_shared_ptr(addr), &v, 4); }
 #elif defined(RR_HOST_WAVE)
 /* the host wave emulation: the test provides the lane's thread index, the wave barrier and
  * the .shared window */

@@ -259,6 +259,10 @@ def header_section(layouts: dict) -> str:
     assert _contiguous(rb, "row") and rb.col_off == (0,) * 8
     # one 32-byte load of the C seeds: a lane's eight accumulators are consecutive rows
     assert _contiguous(rc, "row") and rc.col_off == (0,) * 8
+    # rr_read_d2: an NVIDIA D register's two f16 are one row's adjacent columns, the first even
+    ld = layouts["D"]
+    assert all(ld.coord(lane, r, 1) == (ld.coord(lane, r, 0)[0], ld.coord(lane, r, 0)[1] + 1)
+               and ld.coord(lane, r, 0)[1] % 2 == 0 for lane in range(32) for r in range(ld.regs))
     return (_WMMA_TEMPLATE
             .replace("@PLACE_B@", _place_fn("rr_b", layouts["B"], "k, n within the tile"))
             .replace("@A_ROW@", _terms(ra.row_lane)).replace("@A_K@", _terms(ra.col_lane))
@@ -338,7 +342,7 @@ RR_FI rr_u64 rr_ld_global_b64(rr_u64 addr, int off)
     __builtin_memcpy(&v, (const void *)(__SIZE_TYPE__)(addr + off), 8);
     return v;
 }
-RR_FI void rr_st_shared_b16(rr_u32 addr, rr_u16 v) { __builtin_memcpy(rr_host_shared(addr), &v, 2); }
+RR_FI void rr_st_shared_b16(rr_u32 addr, rr_u16 v) { __builtin_memcpy(rr_shared_ptr(addr), &v, 2); }
 #  endif
 
 /* the lane's WMMA A operand of tile (m0, k0): eight consecutive k of one image row */
@@ -464,13 +468,20 @@ RR_FI rr_u32 rr_read_d(const rr_u16 *dimg, int lane, int m0, int n0, int reg)
     }
     return v;
 }
+/* the same as one 4-byte load: a register's two f16 are one row's adjacent columns, the
+ * first even (checked for the layout when the header is written) */
+RR_FI rr_u32 rr_read_d2(const rr_u16 *dimg, int lane, int m0, int n0, int reg)
+{
+    return *(const rr_u32 *)__builtin_assume_aligned(
+        dimg + (m0 + rr_d_row(lane, 2 * reg)) * 16 + n0 + rr_d_col(lane, 2 * reg), 4);
+}
 #endif
 """
 
 
 # ------------------------------------------------------------------ the body
 
-def _lane_offset_expr(bits) -> str:
+def lane_offset_expr(bits) -> str:
     """C for sum(a_b x bit b of lane), the lane's offset of the direct B words."""
     parts = [f"{a} * ((lane >> {b}) & 1)" if b else f"{a} * (lane & 1)"
              for b, a in enumerate(bits) if a]
@@ -568,7 +579,7 @@ def render_wmma_body(plan: BodyPlan, lang: str) -> str:
     if loads:
         out += ["", "    /* the region's own loads of the words the body stages */"] + loads
     if direct:
-        lane_off = _lane_offset_expr(direct.lane_bits)
+        lane_off = lane_offset_expr(direct.lane_bits)
         out += ["", "    /* B from the weight image: this lane's WMMA B words at wb + c "
                 "(rrsplice.body.wmma_b: the",
                 f"     * offsets from {direct.base}, checked for every lane) */",
@@ -580,10 +591,31 @@ def render_wmma_body(plan: BodyPlan, lang: str) -> str:
         if a.role in ("other", "shared"):
             out.append(f"    (void){a.name};")
     ks = p.k // 32
-    sfx = "" if prog.seed == 4 else "16"
     if not slots:
         out.append(f"    rr_u32 ret[{max(len(p.rets), 1)}];   /* the results, NVIDIA D layout */")
     out.append(f"    rr_u64 bop[{2 * ks}];   /* the block's B operands, k16 tile by k16 tile */")
+    out += block_lines(p, prog, lda, lambda i, m0, nl, j: (
+        f"    ret[{i}] = rr_read_d(dimg, lane, {m0}, {nl}, {j});   /* {p.rets[i].reg} */"))
+    out.append("")
+    if slots:
+        out.append("    rr_syncwarp();   /* every lane's results are in its slot */")
+    else:
+        out += store_returns(p, scratch, [f"ret[{i}]" for i in range(len(p.rets))])
+    out.append("}")
+    return "\n".join(out) + "\n"
+
+
+def block_lines(p: BodyPlan, prog: WmmaProgram, lda: str, read) -> list:
+    """The WMMA program's code, n16 block by n16 block: stage the block's B fragments and C
+    seeds, load its B operands, run its tiles, and read its final D back; `read(i, m0, n,
+    j)` is the line that reads return `i` (register j of tile (m0, n)) from the D image.
+    The locals it uses (`img`, `bimg`, `cs`, `dimg`, `dslot`, `wb`, `bop`, `lane`) are the
+    caller's. Shared by the single-phase body and the lifted region's WMMA phases
+    (rrsplice.lift.wmma_phase)."""
+    direct, slots = prog.direct, prog.slots
+    ks = p.k // 32
+    sfx = "" if prog.seed == 4 else "16"
+    out: list = []
     for blk in prog.blocks:
         out += ["", f"    /* n16 block {blk.n0 // 16}: columns {blk.n0}..{blk.n0 + 15}; "
                 "WMMA pairs (rows, k: the two n8 mma sharing them):"]
@@ -633,12 +665,5 @@ def render_wmma_body(plan: BodyPlan, lang: str) -> str:
                 f"acc{blk.n0 // 16}[mt], lane, 16 * mt, {ks}));",
                 "    rr_syncwarp();"]
         for i, m0, nl, j in blk.reads:
-            out.append(f"    ret[{i}] = rr_read_d(dimg, lane, {m0}, {nl}, {j});   "
-                       f"/* {p.rets[i].reg} */")
-    out.append("")
-    if slots:
-        out.append("    rr_syncwarp();   /* every lane's results are in its slot */")
-    else:
-        out += store_returns(p, scratch, [f"ret[{i}]" for i in range(len(p.rets))])
-    out.append("}")
-    return "\n".join(out) + "\n"
+            out.append(read(i, m0, nl, j))
+    return out

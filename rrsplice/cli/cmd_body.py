@@ -25,7 +25,8 @@ def body_group():
 @click.option("--mma", type=click.Choice(["wmma", "scalar"]), default=None,
               help="HIP only: how the mma are computed: wmma (the default: gfx12 "
                    "v_wmma_f32_16x16x16_fp8_fp8, operands loaded from LDS images) or scalar "
-                   "(exact sums, portable).")
+                   "(exact sums, portable). With --staging image: each phase through WMMA "
+                   "where it can be (the rest, and --mma scalar, the per-mma fallback).")
 @click.option("-o", "--output", "out", default=None, type=click.Path(dir_okay=False),
               help="The body's source (default: <callee>.cu / .hip beside the recipe); "
                    "rr_mma.h is written beside it.")
@@ -42,13 +43,14 @@ def body_new_cmd(recipe, lang, mma, out, staging, corpus, as_json):
     with --staging, the whole region lifted statement by statement."""
     if staging is not None:
         from ..lift.write import write_region_body
-        body, path = write_region_body(recipe, staging, lang, out, corpus)
+        body, path = write_region_body(recipe, staging, lang, out, corpus, mma)
         if as_json:
             print_json({"body": str(path), "callee": body.callee, "staging": staging,
                         "region": f"s{body.region[0]}-s{body.region[1]}",
                         "phases": [{"index": i, "first": f"s{a}", "last": f"s{b}",
                                     "geometry": g} for i, a, b, g in body.phases],
-                        "helpers": [r.form for r in body.rows], "notes": body.notes})
+                        "helpers": [r.form for r in body.rows], "notes": body.notes,
+                        "wmma_phases": [{"index": w.index, "wmma": w.wmmas} for w in body.wmma]})
             return
         say(f"wrote {path} and {path.with_name('rr_lift.h')}: {body.callee}, "
             f"s{body.region[0]}-s{body.region[1]} lifted ({staging} staging), "

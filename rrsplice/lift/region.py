@@ -35,6 +35,9 @@ class RegionBody:
     rows: list
     notes: list = field(default_factory=list)
     outlined_ptx: bytes = b""
+    unset: list = field(default_factory=list)   # registers the body does not compute (the
+    #                                             WMMA phases' intermediate D)
+    wmma: list = field(default_factory=list)    # the phases lowered to WMMA (WmmaPhase)
 
 
 def original(rec, corpus):
@@ -111,12 +114,15 @@ class _ImageStaging:
     that was (re)written since it was last staged is staged into the image; the mma reads
     A from the image. Region code with branches stages at every mma (always exact)."""
 
-    def __init__(self, frag_of: dict, mma_phase: dict, lda: int, has_branches: bool):
+    def __init__(self, frag_of: dict, mma_phase: dict, lda: int, has_branches: bool,
+                 wmma: dict | None = None):
         self.frag_of = frag_of          # (phase, reg) -> (row_base, col_base, index)
         self.mma_phase = mma_phase      # body statement index -> phase index
         self.lda = lda
         self.staged: set = set()
         self.always = has_branches
+        self.wmma = wmma or {}          # phase index -> WmmaPhase (rrsplice.lift.wmma_phase)
+        self.said: set = set()          # phases whose fallback comment is written
 
     def defined(self, regs) -> None:
         self.staged.difference_update(regs)
@@ -125,6 +131,22 @@ class _ImageStaging:
         ph = self.mma_phase.get(st.index)
         if ph is None:
             return None
+        w = self.wmma.get(ph)
+        if w is not None and w.why is None:
+            if st.index != w.emit_at:
+                return [f"/* {w.mmas[st.index]}: computed by phase {ph}'s WMMA program at its "
+                        "last mma */"]
+            self.staged.clear()          # the phase's A is in the image where it put it
+            return list(w.lines)
+        why = []
+        if w is not None and ph not in self.said:
+            self.said.add(ph)
+            why = [f"/* phase {ph}: not WMMA, each mma through the scalar fallback: "
+                   + (w.why or "").replace("*/", "* /") + " */"]
+        lines = self._step(ctx, st, ph)
+        return None if lines is None else why + lines
+
+    def _step(self, ctx, st, ph):
         d, a, b, c = st.operands
         tiles = set()
         out = []
@@ -169,11 +191,18 @@ _IMAGE_MMA = [
     "}"]
 
 
-def lift_region(recipe_path, staging: str = "registers", corpus=None) -> RegionBody:
+def lift_region(recipe_path, staging: str = "registers", corpus=None,
+                mma: str | None = None) -> RegionBody:
     """The whole-region body of a `cut_call` recipe (LiftError / OutlineError / BodyError
-    name what cannot be lifted)."""
+    name what cannot be lifted). `mma` "wmma" (image staging only; the body is then HIP
+    only): each phase through gfx12 WMMA (rrsplice.lift.wmma_phase) where it can be,
+    else (None) every mma through rr_mma.h's step (CUDA mma.sync, HIP the fallback)."""
     if staging not in STAGINGS:
         raise ValueError(f"staging must be one of {STAGINGS}")
+    if mma not in (None, "wmma"):
+        raise ValueError("mma must be None or 'wmma'")
+    if mma == "wmma" and staging != "image":
+        raise LiftError("the WMMA phases need `--staging image`")
     from ..analysis.mma import phases as find_phases
     from ..infra.cache import load_analysis
     out, mpath, rec, omod, ofn = _outline(recipe_path, corpus)
@@ -189,6 +218,9 @@ def lift_region(recipe_path, staging: str = "registers", corpus=None) -> RegionB
     mma_header = None
     notes = list(out.notes)
     extra_top: tuple = ()
+    img_decls: list = []           # the WMMA phases' seed/D and B images
+    unset: list = []
+    wmma: dict = {}
     if staging == "image":
         from ..analysis.occupancy import block_threads
         from ..body.header import header_text as mma_header_text
@@ -209,15 +241,35 @@ def lift_region(recipe_path, staging: str = "registers", corpus=None) -> RegionB
             for m in p.mmas:
                 mma_phase[m.index + shift] = p.index
         branches = any(s.base in ("bra", "brx") for s in bfn.statements)
-        hook = _ImageStaging(frag_of, mma_phase, lda, branches)
         assert layouts is not None  # `inside` is not empty: the loop set it
-        mma_header = mma_header_text(layouts)
         threads = block_threads(ofn)
         warps = (threads + 31) // 32 if threads else 32
+        if mma == "wmma":
+            from .wmma_phase import lower_phase
+            for p in inside:
+                wmma[p.index] = lower_phase(ofn, fa, p, out.region, shift, lda,
+                                            names.register, warps, threads, rec.path)
+        hook = _ImageStaging(frag_of, mma_phase, lda, branches, wmma)
+        mma_header = mma_header_text(layouts, "wmma" if mma == "wmma" else "scalar")
         notes.append(f"staged image: {rows} x {lda} bytes per warp, {warps} warps")
         img = f"rr_img_{bfn.name}"
         extra_top = (f"rr_u8 *rr_img = &{img}[rr_lift_linear_tid() >> 5][0];",
                      "const int rr_lane = (int)rr_sreg_laneid();")
+        lowered = [w for w in wmma.values() if w.why is None]
+        for w in wmma.values():
+            notes.append(f"phase {w.index}: " + (f"{w.wmmas} WMMA" if w.why is None else
+                                                 f"the scalar fallback ({w.why})"))
+        unset = [r for w in lowered for r in w.unset]
+        if lowered:
+            mmax = max(p.m for p in inside if wmma[p.index].why is None)
+            img_decls.append(f"static __shared__ __attribute__((aligned(32))) rr_accf "
+                             f"rr_cimg_{bfn.name}[{warps}][{16 * mmax}];")
+            extra_top += (f"rr_accf *rr_cimg = &rr_cimg_{bfn.name}[rr_lift_linear_tid() >> 5][0];",)
+            if any(w.b_image for w in lowered):
+                img_decls.append(f"static __shared__ __attribute__((aligned(16))) rr_u8 "
+                                 f"rr_bimg_{bfn.name}[{warps}][{16 * lda}];")
+                extra_top += (f"rr_u8 *rr_bimg = &rr_bimg_{bfn.name}[rr_lift_linear_tid() >> 5]"
+                              "[0];",)
     first, last = out.region
     shift = offset - first
 
@@ -234,7 +286,8 @@ def lift_region(recipe_path, staging: str = "registers", corpus=None) -> RegionB
     head = header_text(lifted.rows)
     src = [f"/* {bfn.name}: native body of {ofn.name} s{out.region[0]}-s{out.region[1]} "
            f"(lines {out.lines[0]}-{out.lines[1]}) of {Path(mpath).name},",
-           f" * generated by `rrsplice body new {Path(rec.path).name} --staging {staging}`:",
+           f" * generated by `rrsplice body new {Path(rec.path).name} --staging {staging}"
+           + (" --lang hip` (gfx12 WMMA phases, HIP only):" if mma == "wmma" else "`:"),
            f" * the outlined callee (ABI {out.abi}) lifted statement by statement; "
            f"{len(listed)} phase(s) inside. */",
            '#include "rr_lift.h"']
@@ -245,10 +298,15 @@ def lift_region(recipe_path, staging: str = "registers", corpus=None) -> RegionB
         src.append(f"/* the staged A image of each warp ({warps_rows}) */")
         src.append(f"static __shared__ __attribute__((aligned(16))) rr_u8 "
                    f"rr_img_{bfn.name}[{warps}][{rows * lda}];")
+        if img_decls:
+            src.append("/* the WMMA phases' images, per warp: the C seeds (f32, column-major; "
+                       "the f16 D image over them) and, where B is staged, the n-major B */")
+            src += img_decls
     src += lifted.prototypes
     if lifted.ret_struct:
         src.append(lifted.ret_struct)
     src.append("")
     src.append(lifted.text)
     return RegionBody(bfn.name, "\n".join(src), head, mma_header, staging, out.region, listed,
-                      lifted.rows, notes, out.ptx)
+                      lifted.rows, notes, out.ptx, unset,
+                      [w for w in wmma.values() if w.why is None] if staging == "image" else [])

@@ -12,10 +12,26 @@ from .lower import covers
 from .region import lift_region
 
 
-def write_region_body(recipe, staging: str, lang: str = "cuda", out=None, corpus=None):
+def region_mma(staging: str, lang: str, mma: str | None) -> str | None:
+    """How a lifted body computes its mma: "wmma" (gfx12 WMMA phases: HIP image bodies by
+    default), or None (each mma where the PTX has it: CUDA mma.sync, HIP `--mma scalar`)."""
+    from ..body.plan import BodyError
+    if mma not in (None, "wmma", "scalar"):
+        raise BodyError(f"--mma must be wmma or scalar, not {mma!r}")
+    if mma == "wmma" and (lang != "hip" or staging != "image"):
+        raise BodyError("--mma wmma is for `--lang hip --staging image` (the WMMA phases read "
+                        "A from the staged image)")
+    if mma == "scalar" and lang != "hip":
+        raise BodyError("--mma scalar is for --lang hip (CUDA bodies use mma.sync)")
+    return "wmma" if lang == "hip" and staging == "image" and mma != "scalar" else None
+
+
+def write_region_body(recipe, staging: str, lang: str = "cuda", out=None, corpus=None,
+                      mma: str | None = None):
     """Lift `recipe`'s region and write `<callee>.cu` / `.hip` (or `out`), `rr_lift.h`
-    and, for image staging, `rr_mma.h` beside it. Returns (RegionBody, body path)."""
-    body = lift_region(recipe, staging, corpus)
+    and, for image staging, `rr_mma.h` beside it. A HIP image body computes its phases
+    through gfx12 WMMA unless `mma` is "scalar". Returns (RegionBody, body path)."""
+    body = lift_region(recipe, staging, corpus, mma=region_mma(staging, lang, mma))
     path = Path(out) if out else Path(recipe).with_name(
         body.callee + (".cu" if lang == "cuda" else ".hip"))
     protect = [Path(recipe)]
