@@ -610,7 +610,9 @@ def render_wmma_body(plan: BodyPlan, lang: str) -> str:
                 f"    const rr_u64 wb = {direct.base} + (rr_u64)(long long)({lane_off});"]
     out += ["", "    /* A fragments -> the staged image: each register's four bytes at their "
             "(row, k) */"]
-    out += stage_a_lines(p, lda)
+    # one 4-byte store per register where the image is the body's own (16-byte aligned);
+    # over the recipe's slots, whose alignment the body does not know, byte by byte
+    out += stage_a_lines(p, lda, "rr_stage_a" if prog.a_in_scratch else "rr_stage_a_w")
     for a in p.args:
         if a.role in ("other", "shared"):
             out.append(f"    (void){a.name};")
