@@ -88,14 +88,15 @@ def render_body(plan: BodyPlan, lang: str, mma: str = "scalar") -> str:
     return "\n".join(out) + "\n"
 
 
-def stage_a_lines(p, lda) -> list:
+def stage_a_lines(p, lda, fn: str = "rr_stage_a") -> list:
     """One `rr_stage_a` per passed A register: its four bytes at their (row, k) of the
-    staged image (the mma.sync and the WMMA programs stage A the same way)."""
+    staged image (the mma.sync and the WMMA programs stage A the same way; the WMMA program
+    passes `rr_stage_a_w`, the same bytes as one 4-byte store)."""
     out = []
     for a in p.args:
         if a.role == "A":
             f = a.frag
-            out.append(f"    rr_stage_a(img, {lda}, lane, {f.row_base}, {f.col_base}, {f.index}, "
+            out.append(f"    {fn}(img, {lda}, lane, {f.row_base}, {f.col_base}, {f.index}, "
                        f"{a.name});   /* {a.reg}: A tile ({f.tile[0]}, {f.tile[1]}) reg "
                        f"{f.index} */")
     return out

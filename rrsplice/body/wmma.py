@@ -263,6 +263,15 @@ def header_section(layouts: dict) -> str:
     ld = layouts["D"]
     assert all(ld.coord(lane, r, 1) == (ld.coord(lane, r, 0)[0], ld.coord(lane, r, 0)[1] + 1)
                and ld.coord(lane, r, 0)[1] % 2 == 0 for lane in range(32) for r in range(ld.regs))
+    # rr_stage_a_w / rr_stage_b_w: an NVIDIA A (B) register's four bytes are four
+    # consecutive k of one row (column) of the image, the first a multiple of 4
+    for name, kdim in (("A", 1), ("B", 0)):
+        lay = layouts[name]
+        assert lay.per_reg == 4 and all(
+            lay.coord(lane, r, e)[kdim] == lay.coord(lane, r, 0)[kdim] + e
+            and lay.coord(lane, r, e)[1 - kdim] == lay.coord(lane, r, 0)[1 - kdim]
+            and lay.coord(lane, r, 0)[kdim] % 4 == 0
+            for lane in range(32) for r in range(lay.regs) for e in range(4))
     return (_WMMA_TEMPLATE
             .replace("@PLACE_B@", _place_fn("rr_b", layouts["B"], "k, n within the tile"))
             .replace("@A_ROW@", _terms(ra.row_lane)).replace("@A_K@", _terms(ra.col_lane))
@@ -440,6 +449,21 @@ RR_FI void rr_stage_b(rr_u8 *bimg, int ld, int lane, int k0, int n0, int reg, rr
         bimg[(n0 + rr_b_col(lane, i)) * ld + k0 + rr_b_row(lane, i)] = (rr_u8)(v >> (8 * e));
     }
 }
+/* the same as one 4-byte store: the register's four bytes are consecutive k of one image
+ * column, the first a multiple of 4 (checked for the layout when the header is written; ld
+ * and k0 are multiples of 32) */
+RR_FI void rr_stage_b_w(rr_u8 *bimg, int ld, int lane, int k0, int n0, int reg, rr_u32 v)
+{
+    rr_u8 *at = bimg + (n0 + rr_b_col(lane, 4 * reg)) * ld + k0 + rr_b_row(lane, 4 * reg);
+    __builtin_memcpy(__builtin_assume_aligned(at, 4), &v, 4);
+}
+/* one NVIDIA A register -> the row-major A image as one 4-byte store (rr_stage_a's bytes:
+ * consecutive k of one row, the first a multiple of 4, checked as for rr_stage_b_w) */
+RR_FI void rr_stage_a_w(rr_u8 *img, int ld, int lane, int m0, int k0, int reg, rr_u32 v)
+{
+    rr_u8 *at = img + (m0 + rr_a_row(lane, 4 * reg)) * ld + k0 + rr_a_col(lane, 4 * reg);
+    __builtin_memcpy(__builtin_assume_aligned(at, 4), &v, 4);
+}
 /* one NVIDIA C (f16x2) register of tile (m0, n0 of the block) -> the block's seed image,
  * widened (exactly) to the accumulator type */
 RR_FI void rr_stage_c(rr_accf *cs, int m, int lane, int m0, int n0, int reg, rr_u32 v)
@@ -586,7 +610,9 @@ def render_wmma_body(plan: BodyPlan, lang: str) -> str:
                 f"    const rr_u64 wb = {direct.base} + (rr_u64)(long long)({lane_off});"]
     out += ["", "    /* A fragments -> the staged image: each register's four bytes at their "
             "(row, k) */"]
-    out += stage_a_lines(p, lda)
+    # one 4-byte store per register where the image is the body's own (16-byte aligned);
+    # over the recipe's slots, whose alignment the body does not know, byte by byte
+    out += stage_a_lines(p, lda, "rr_stage_a" if prog.a_in_scratch else "rr_stage_a_w")
     for a in p.args:
         if a.role in ("other", "shared"):
             out.append(f"    (void){a.name};")
@@ -627,7 +653,7 @@ def block_lines(p: BodyPlan, prog: WmmaProgram, lda: str, read) -> list:
         if blk is not prog.blocks[0]:
             out.append("    rr_syncwarp();   /* the previous block's images are read */")
         for name, k0, nl, j in blk.b_stage:
-            out.append(f"    rr_stage_b(bimg, {lda}, lane, {k0}, {nl}, {j}, {name});")
+            out.append(f"    rr_stage_b_w(bimg, {lda}, lane, {k0}, {nl}, {j}, {name});")
         for name, m0, nl, j in blk.c_stage:
             out.append(f"    rr_stage_c{sfx}(cs, {blk.c_rows}, lane, {m0}, {nl}, {j}, {name});"
                        + ("   /* every row block of these columns */" if blk.c_rows == 8

@@ -224,7 +224,7 @@ def lower_phase(ofn, fa, p, region: tuple, shift: int, lda: int, cname, warps: i
     inner.append("rr_bar_warp_sync(0xffffffffu);   /* the images' last readers are done */")
     for r, f in sorted(a_regs.items(), key=lambda x: (x[1].row_base, x[1].col_base,
                                                       x[1].index)):
-        inner.append(f"rr_stage_a(img, {lda}, lane, {f.row_base}, {f.col_base}, {f.index}, "
+        inner.append(f"rr_stage_a_w(img, {lda}, lane, {f.row_base}, {f.col_base}, {f.index}, "
                      f"{cname(r)});   /* {r}: A reg {f.index} */")
     inner.append(f"rr_u64 bop[{2 * (p.k // 32)}];   /* a block's B operands, by k16 tile */")
     inner = ["    " + x for x in inner]
