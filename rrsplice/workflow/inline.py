@@ -24,6 +24,7 @@ import re
 from dataclasses import dataclass
 
 from ..ptx.diagnostic import register_codes
+from ..ptx.emit import apply_spans
 from ..ptx.errors import RRSpliceError
 from ..ptx.model import Address, Function, Module, Statement, Symbol
 
@@ -241,14 +242,7 @@ def inline_call(patched: Module, body: Module, callee: str | None = None) -> Inl
             raise InlineError(f"{callee} uses a parameter other than by ld.param/st.param "
                               f"({st.text.strip()})", **_where(body, st))
     assert fn.body is not None          # _body_function takes only defined functions
-    inner_start = fn.body.start + 1
-    inner_end = fn.body.end - 1
-    pieces, at = [], inner_start
-    for a, b, new in sorted(edits):
-        pieces += [btext[at:a], new]
-        at = b
-    pieces.append(btext[at:inner_end])
-    inner = rename("".join(pieces))
+    inner = rename(apply_spans(btext, edits, fn.body.start + 1, fn.body.end - 1))
     for key, text in keep.items():
         inner = inner.replace(key, text)
     arrays = "".join(f".local .align {sizes[r][1]} .b8 {result_array[r]}[{sizes[r][0]}];\n\t"
@@ -274,13 +268,7 @@ def inline_call(patched: Module, body: Module, callee: str | None = None) -> Inl
     cut.append((*_line_span(ptext, decl.start, decl.end), ""))
     if rest:
         cut.append((kernel.start, kernel.start, rest + "\n\n"))
-    out, at = [], 0
-    for a, b, new in sorted(cut, key=lambda c: (c[0], c[1])):
-        out += [ptext[at:a], new]
-        at = max(at, b)
-    out.append(ptext[at:])
-    text = "".join(out)
-    text = _newer_version(text, patched, body)
+    text = _newer_version(apply_spans(ptext, cut), patched, body)
     return Inlined(text, callee, kernel.name, call.line, len(fn.statements))
 
 
