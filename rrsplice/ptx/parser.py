@@ -544,23 +544,10 @@ class _Batch:
             parsed_in: dict = {}
             bound_in: dict = {}
             for scoped, keys, shadow, items in groups:
-                parsed = parsed_in.get(scoped)
-                if parsed is None:
-                    parsed = parsed_in[scoped] = {}
-                if not (keys or shadow):
-                    for st in items:
-                        text = st._text
-                        hit = parsed.get(text)
-                        if hit is None:
-                            hit = parsed[text] = parse_instruction(text, scoped)
-                        st.guard, st.opcode, st.operands = hit
-                        st.__class__ = Statement
-                        del st._lazy
-                    continue
-                state = (scoped, state_key(keys, shadow))
-                bound = bound_in.get(state)
-                if bound is None:
-                    bound = bound_in[state] = {}
+                parsed = parsed_in.setdefault(scoped, {})
+                # registers to rebind (scoped declarations in force): one more cache
+                bound = bound_in.setdefault((scoped, state_key(keys, shadow)), {}) \
+                    if keys or shadow else parsed
                 for st in items:
                     text = st._text
                     hit = bound.get(text)
@@ -568,7 +555,8 @@ class _Batch:
                         hit = parsed.get(text)
                         if hit is None:
                             hit = parsed[text] = parse_instruction(text, scoped)
-                        hit = bound[text] = rebind(hit, keys, shadow)
+                        if bound is not parsed:
+                            hit = bound[text] = rebind(hit, keys, shadow)
                     st.guard, st.opcode, st.operands = hit
                     st.__class__ = Statement
                     del st._lazy
