@@ -80,11 +80,16 @@ __device__ __forceinline__ uint32_t rr_e4m3x2(float lo, float hi)
     return r;
 }
 
-// One phase: MT x NT chains of KS mma, bias seeds first, B loaded beside its mma.
-template <int P>
+// One phase: MT x NT chains of KS mma, bias seeds first, B loaded beside its mma;
+// `finished(m, n)` runs right after chain (m, n)'s last mma, before the next chain's mma.
+struct RrNothing {
+    __device__ __forceinline__ void operator()(int, int) const {}
+};
+template <int P, class Finished = RrNothing>
 __device__ __forceinline__ void rr_gemm(const uint32_t (&a)[kPh[P].mt][kPh[P].ks][4],
                                         uint32_t (&d)[kPh[P].mt][kPh[P].nt][2],
-                                        const uint8_t* __restrict__ w, int lane)
+                                        const uint8_t* __restrict__ w, int lane,
+                                        Finished finished = {})
 {
     constexpr RrLayerPhase ph = kPh[P];
     const uint8_t* wb = w + rr_woff(P);
@@ -105,6 +110,7 @@ __device__ __forceinline__ void rr_gemm(const uint32_t (&a)[kPh[P].mt][kPh[P].ks
             }
             d[m][n][0] = c0;
             d[m][n][1] = c1;
+            finished(m, n);
         }
 }
 
@@ -117,33 +123,15 @@ __device__ __forceinline__ void rr_gemm_cvt(const uint32_t (&a)[kPh[P].mt][kPh[P
                                             float (&x)[kPh[P].mt][2][kPh[P].nt][2],
                                             const uint8_t* __restrict__ w, int lane)
 {
-    constexpr RrLayerPhase ph = kPh[P];
-    const uint8_t* wb = w + rr_woff(P);
-    uint32_t bias[ph.nt];
+    rr_gemm<P>(a, d, w, lane, [&](int m, int n) {
+        // the epilogue's conversion of this finished tile, ahead of the next tile's mma
 #pragma unroll
-    for (int n = 0; n < ph.nt; ++n)
-        bias[n] = __ldg(reinterpret_cast<const unsigned int*>(wb + ph.nt * ph.ks * 256) + n);
-#pragma unroll
-    for (int m = 0; m < ph.mt; ++m)
-#pragma unroll
-        for (int n = 0; n < ph.nt; ++n) {
-            uint32_t c0 = bias[n], c1 = bias[n];
-#pragma unroll
-            for (int k = 0; k < ph.ks; ++k) {
-                const uint2 b = __ldg(reinterpret_cast<const uint2*>(wb) +
-                                      (n * ph.ks + k) * 32 + lane);
-                rr_mma(c0, c1, a[m][k], b.x, b.y, c0, c1);
-            }
-            d[m][n][0] = c0;
-            d[m][n][1] = c1;
-            // the epilogue's conversion of this finished tile, ahead of the next tile's mma
-#pragma unroll
-            for (int r = 0; r < 2; ++r) {
-                const float2 f = __half22float2(*reinterpret_cast<const __half2*>(&d[m][n][r]));
-                x[m][r][n][0] = f.x;
-                x[m][r][n][1] = f.y;
-            }
+        for (int r = 0; r < 2; ++r) {
+            const float2 f = __half22float2(*reinterpret_cast<const __half2*>(&d[m][n][r]));
+            x[m][r][n][0] = f.x;
+            x[m][r][n][1] = f.y;
         }
+    });
 }
 #endif
 
