@@ -331,10 +331,45 @@ def stub(text: str, phases, keep=()) -> str:
     return text
 
 
-def _cpu_compile(src: Path, tmp: Path, tag: str) -> tuple:
+def phase_lines(text: str, phases) -> list:
+    """(first, last) 1-based line numbers of each WMMA phase's program in the body `text`."""
+    out = []
+    for w in phases:
+        block = "\n".join("    " + x if x else "" for x in w.lines)
+        at = text.index(block)
+        first = text.count("\n", 0, at) + 1
+        out.append((first, first + block.count("\n")))
+    return out
+
+
+def by_line(asm: str, body_file: str, ranges: list, kernel: str = "rr_bench") -> dict:
+    """The counters of the instructions llc's line table places in the phase code (a line
+    of rr_mma.h, or of `body_file` inside one of `ranges`), over every function but
+    `kernel`: the phase code counted directly, not as a difference of two builds (needs
+    `-gline-tables-only`, which does not change the code)."""
+    files = {m.group(1): m.group(2) for m in
+             re.finditer(r'^\s*\.file\s+(\d+)\s+"[^"]*"\s+"([^"]+)"', asm, flags=re.M)}
+    picked, in_kernel, here = [], False, None
+    for line in asm.splitlines():
+        if re.match(r"^[A-Za-z_.$][\w.$]*:", line) and not line.startswith("."):
+            in_kernel = line.startswith(kernel + ":")
+            here = None
+            continue
+        m = re.match(r"^\s*\.loc\s+(\d+)\s+(\d+)", line)
+        if m:
+            name, ln = files.get(m.group(1), ""), int(m.group(2))
+            here = name == "rr_mma.h" or (name == body_file and ln > 0 and
+                                          any(a <= ln <= b for a, b in ranges))
+            continue
+        if not in_kernel and here and _INSN.match(line):
+            picked.append(line)
+    return count("\n".join(picked))
+
+
+def _cpu_compile(src: Path, tmp: Path, tag: str, extra=()) -> tuple:
     import resource
     r0 = resource.getrusage(resource.RUSAGE_CHILDREN)
-    asm = compile_asm(src, tmp, CALL, tag)
+    asm = compile_asm(src, tmp, [*CALL, *extra], tag)
     r1 = resource.getrusage(resource.RUSAGE_CHILDREN)
     return asm, round((r1.ru_utime - r0.ru_utime) + (r1.ru_stime - r0.ru_stime), 1)
 
@@ -362,8 +397,11 @@ def bench_region(recipe: Path, tmp: Path, per_phase: bool = False) -> dict:
         (d / f"{tag}.hip").write_text(text)
         ksrc, callee, scratch = region_kernel_source(text, f"{tag}.hip", stride)
         (d / f"{tag}_kernel.hip").write_text(ksrc)
-        asm, cpu = _cpu_compile(d / f"{tag}_kernel.hip", d, "")
+        asm, cpu = _cpu_compile(d / f"{tag}_kernel.hip", d, "",
+                                ("-gline-tables-only",) if tag == "full" else ())
         c = module_counts(asm)
+        if tag == "full":
+            row["phase_by_line"] = by_line(asm, f"{tag}.hip", phase_lines(text, body.wmma))
         body_fn = count(function_asm(asm, callee))
         if c.get("traps"):
             raise RuntimeError(f"{recipe}: {tag}: s_trap in the body")
@@ -398,18 +436,19 @@ def bench_region(recipe: Path, tmp: Path, per_phase: bool = False) -> dict:
 
 def region_table(rows: list) -> str:
     out = ["| recipe | WMMA phases / phases | v_wmma (expected) | instructions | per WMMA | "
-           "phase code instr. | phase code per WMMA (other) | phase ds_bpermute | "
+           "phase code instr. (by line) | phase code per WMMA (other) | phase ds_bpermute | "
            "phase v_cndmask | phase v_perm | phase LDS reads / writes | phase global loads | "
            "whole ds_bpermute / v_cndmask | body VGPRs, scratch bytes | spills (body, of "
            "which phase code) | kernel: waves/SIMD, body LDS | clang+llc CPU s |",
            "|" + " --- |" * 17]
     for r in rows:
-        f, ph = r["full"], r["phase"]
+        f, ph, pl = r["full"], r["phase"], r["phase_by_line"]
         out.append(
             f"| {r['recipe']} | {r['wmma_phases']} / {r['phases']} | {f['v_wmma']} "
             f"({r['expected_wmma']}) | {f['instructions']:,} | {r['per_wmma_whole']} | "
-            f"{ph['instructions']:,} | {r['phase_per_wmma']} ({r['phase_other_per_wmma']}) | "
-            f"{ph['ds_bpermute']} | {ph['v_cndmask']} | {ph['v_perm']} | "
+            f"{ph['instructions']:,} ({pl['instructions']:,}) | {r['phase_per_wmma']} "
+            f"({r['phase_other_per_wmma']}) | "
+            f"{pl['ds_bpermute']} | {pl['v_cndmask']} | {pl['v_perm']} | "
             f"{ph['lds_reads']} / {ph['lds_writes']} | {ph['global_loads']} | "
             f"{f['ds_bpermute']} / {f['v_cndmask']} | {f['body_vgprs']}, "
             f"{f['body_scratch_bytes']} | {f['body_spills']} ({f['body_spills'] - r['stub']['body_spills']}) | "

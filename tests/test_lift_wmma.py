@@ -100,12 +100,18 @@ def _tools():
 def test_tiny_wmma_body_for_gfx1201_one_v_wmma_per_wmma_and_no_permutes_in_phase_code(
         tmp_path):
     """clang-19 -O2 + llc-19 for gfx1201 (scripts/bench_gfx12.py --regions, tiny only: the
-    larger bodies take longer): 162 v_wmma; the phase code (the body less the same body
-    with the phases stubbed) holds no ds_bpermute, v_cndmask or v_perm."""
+    larger bodies take longer): 162 v_wmma; the phase code holds no ds_bpermute, v_cndmask
+    or v_perm, counted directly (the instructions llc's line table puts on a line of
+    rr_mma.h or of a phase's program: all 162 v_wmma among them) and as the difference
+    with the same body with its phases stubbed (no ds_bpermute)."""
     _tools()
     sys.path.insert(0, str(ROOT / "scripts"))
     import bench_gfx12 as bench
     r = bench.bench_region(RECIPES / "swin_tiny_sm89.py", tmp_path)
     assert r["full"]["v_wmma"] == r["expected_wmma"] == 162
     assert r["stub"]["v_wmma"] == 0
-    assert r["phase"]["ds_bpermute"] == r["phase"]["v_cndmask"] == r["phase"]["v_perm"] == 0
+    line = r["phase_by_line"]
+    assert line["v_wmma"] == 162
+    assert line["ds_bpermute"] == line["v_cndmask"] == line["v_perm"] == 0
+    assert r["phase"]["ds_bpermute"] == r["phase"]["v_perm"] == 0
+    assert 0.9 < line["instructions"] / r["phase"]["instructions"] < 1.1

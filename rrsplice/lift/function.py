@@ -9,6 +9,7 @@ from dataclasses import dataclass, field
 from ..analysis.semantics import def_use
 from ..ptx.isa import ptx_type
 from . import names
+from .flush import never_subnormal
 from .lower import Context, LiftError, lower
 from .regs import RegTypes, class_of
 from .semantics import C_TYPES
@@ -56,7 +57,8 @@ def lift_function(fn, path: str, sections: dict | None = None, mma_hook=None,
         sig.append(f"{C_TYPES[cls]} {cname}")
     tname, struct, rname = _ret_struct(fn)
     ctx = Context(regs=regs, params=params, ret_param=rname, path=path,
-                  module=module or fn.module, mma_hook=mma_hook, locate=locate)
+                  module=module or fn.module, mma_hook=mma_hook, locate=locate,
+                  never_subnormal=never_subnormal(fn))
     for st in fn.statements:
         if not st.is_label and st.view.targets:
             ctx.targets.update(st.view.targets)

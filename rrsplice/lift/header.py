@@ -248,20 +248,19 @@ typedef rr_u32 rr_w16 __attribute__((vector_size(16)));
 #endif
 
 /* ---- exact scalar building blocks (the portable implementations use them) ---- */
-/* .ftz: a subnormal f32 becomes zero of the same sign (PTX ISA 9.7.3) */
-RR_LIFT_FI float rr_ftz(float x)
-{
-    const rr_u32 u = rr_bits(x);
-    /* a mask, not a branch: the inlined copies add no blocks to the body's function */
-    const rr_u32 keep = (u & 0x7f800000u) == 0 ? 0x80000000u : 0xffffffffu;
-    return rr_float(u & keep);
-}
 /* c ? a : b as a bit mask: inlined, it adds no blocks to the body's function (a `?:` of
  * non-constants is a branch until the optimiser has run) */
 RR_LIFT_FI float rr_select_f32(bool c, float a, float b)
 {
     const rr_u32 m = c ? 0xffffffffu : 0u;
     return rr_float((rr_bits(a) & m) | (rr_bits(b) & ~m));
+}
+/* .ftz: a subnormal f32 becomes zero of the same sign (PTX ISA 9.7.3) */
+RR_LIFT_FI float rr_ftz(float x)
+{
+    /* a compare with |x| and a select: three instructions on gfx12 (v_cmp with an abs
+     * source modifier, v_bfi for the sign, v_cndmask), no blocks in the body's function */
+    return rr_select_f32(__builtin_fabsf(x) < 0x1p-126f, __builtin_copysignf(0.0f, x), x);
 }
 /* min/max ignoring one NaN, -0 below +0 (PTX ISA 9.7.3.10/11; ZLUDA: llvm.minimumnum) */
 RR_LIFT_OL float rr_minnum(float a, float b)
@@ -279,7 +278,7 @@ RR_LIFT_OL float rr_maxnum(float a, float b)
     return a > b ? a : b;
 }
 /* f16 bits -> f32 (exact) */
-RR_LIFT_OL float rr_f16_to_f32(rr_u32 h)
+RR_LIFT_OL float rr_f16_to_f32_sw(rr_u32 h)
 {
     const rr_u32 s = (h & 0x8000u) << 16, e = (h >> 10) & 0x1fu, m = h & 0x3ffu;
     if (e == 0x1f) return rr_float(s | 0x7f800000u | (m << 13));
@@ -291,7 +290,7 @@ RR_LIFT_OL float rr_f16_to_f32(rr_u32 h)
 }
 /* f32 -> f16 bits, round to nearest even (rz = 0) or toward zero (rz = 1); NaN -> 0x7fff
  * (the canonical NaN of cvt.f16.f32) */
-RR_LIFT_OL rr_u32 rr_f32_to_f16(float f, int rz)
+RR_LIFT_OL rr_u32 rr_f32_to_f16_sw(float f, int rz)
 {
     const rr_u32 u = rr_bits(f), s = (u >> 16) & 0x8000u;
     const int e = (int)((u >> 23) & 0xff);
@@ -310,10 +309,45 @@ RR_LIFT_OL rr_u32 rr_f32_to_f16(float f, int rz)
     if (bits >= 0x7c00u) bits = rz ? 0x7bffu : 0x7c00u;
     return s | bits;
 }
+/* The f16 conversions and arithmetic through the hardware where it has them (HIP: gfx12's
+ * v_cvt_f32_f16, v_cvt_f16_f32, v_add/sub/mul/fma_f16 and their packed v_pk_ forms, IEEE
+ * round to nearest even with subnormals: PTX's .rn, and exactly what ZLUDA emits for these
+ * instructions, fpext, fptrunc, fadd, fsub, fmul and llvm.fma of half), else the software
+ * versions above. The one difference is a NaN result: the software versions give PTX's
+ * canonical 0x7fff (what an NVIDIA GPU writes), the hardware path the NaN the hardware
+ * gives (what ZLUDA's translation writes on the same card). RR_LIFT_F16_NATIVE selects the
+ * hardware path on a host compiler with _Float16, so the host tests check its C against
+ * the same references as the software path (fma stays software there: a host's f16 fma
+ * may round twice through f32; gfx12's v_fma_f16 rounds once). */
+#if defined(RR_LIFT_HIP) || defined(RR_LIFT_F16_NATIVE)
+#  define RR_LIFT_F16_HW 1
+typedef _Float16 rr_h16;
+typedef _Float16 rr_h16x2 __attribute__((vector_size(4)));
+RR_LIFT_FI rr_h16 rr_hv(rr_u32 h) { return __builtin_bit_cast(rr_h16, (rr_u16)h); }
+RR_LIFT_FI rr_u32 rr_hb(rr_h16 x) { return (rr_u32)__builtin_bit_cast(rr_u16, x); }
+RR_LIFT_FI rr_h16x2 rr_hv2(rr_u32 h) { return __builtin_bit_cast(rr_h16x2, h); }
+RR_LIFT_FI rr_u32 rr_hb2(rr_h16x2 x) { return __builtin_bit_cast(rr_u32, x); }
+#endif
+RR_LIFT_FI float rr_f16_to_f32(rr_u32 h)
+{
+#if defined(RR_LIFT_F16_HW)
+    return (float)rr_hv(h);
+#else
+    return rr_f16_to_f32_sw(h);
+#endif
+}
+RR_LIFT_FI rr_u32 rr_f32_to_f16_rn(float f)
+{
+#if defined(RR_LIFT_F16_HW)
+    return rr_hb((rr_h16)f);
+#else
+    return rr_f32_to_f16_sw(f, 0);
+#endif
+}
 /* f32 -> f16 bits rounded to odd (sticky): a later rounding to fewer bits is then exact */
 RR_LIFT_OL rr_u32 rr_f32_to_f16_odd(float f)
 {
-    const rr_u32 t = rr_f32_to_f16(f, 1);
+    const rr_u32 t = rr_f32_to_f16_sw(f, 1);
     if ((t & 0x7c00u) == 0x7c00u) return t;
     return (rr_f16_to_f32(t) != f) ? (t | 1u) : t;
 }
@@ -343,24 +377,24 @@ RR_LIFT_FI rr_u32 rr_h_nan(rr_u32 a, rr_u32 b)
     return 0x7fffu;                         /* the canonical NaN of f16 arithmetic */
 }
 RR_LIFT_FI int rr_h_isnan(rr_u32 h) { return (h & 0x7c00u) == 0x7c00u && (h & 0x3ffu); }
-RR_LIFT_OL rr_u32 rr_h_add(rr_u32 a, rr_u32 b)
+RR_LIFT_OL rr_u32 rr_h_add_sw(rr_u32 a, rr_u32 b)
 {
     if (rr_h_isnan(a) || rr_h_isnan(b)) return rr_h_nan(a, b);
     return rr_f64_to_f16((double)rr_f16_to_f32(a) + (double)rr_f16_to_f32(b));
 }
-RR_LIFT_OL rr_u32 rr_h_sub(rr_u32 a, rr_u32 b)
+RR_LIFT_OL rr_u32 rr_h_sub_sw(rr_u32 a, rr_u32 b)
 {
     if (rr_h_isnan(a) || rr_h_isnan(b)) return rr_h_nan(a, b);
     return rr_f64_to_f16((double)rr_f16_to_f32(a) - (double)rr_f16_to_f32(b));
 }
-RR_LIFT_OL rr_u32 rr_h_mul(rr_u32 a, rr_u32 b)
+RR_LIFT_OL rr_u32 rr_h_mul_sw(rr_u32 a, rr_u32 b)
 {
     if (rr_h_isnan(a) || rr_h_isnan(b)) return rr_h_nan(a, b);
     return rr_f64_to_f16((double)rr_f16_to_f32(a) * (double)rr_f16_to_f32(b));
 }
 /* a * b + c with one rounding: the product is exact in double; the sum is rounded to odd
  * there (its error term from a two-sum), so the final rounding to f16 is exact */
-RR_LIFT_OL rr_u32 rr_h_fma(rr_u32 a, rr_u32 b, rr_u32 c)
+RR_LIFT_OL rr_u32 rr_h_fma_sw(rr_u32 a, rr_u32 b, rr_u32 c)
 {
     if (rr_h_isnan(a) || rr_h_isnan(b) || rr_h_isnan(c)) return 0x7fffu;
     const double p = (double)rr_f16_to_f32(a) * (double)rr_f16_to_f32(b);
@@ -378,6 +412,30 @@ RR_LIFT_OL rr_u32 rr_h_fma(rr_u32 a, rr_u32 b, rr_u32 c)
     }
     return rr_f64_to_f16(s);
 }
+#if defined(RR_LIFT_F16_HW)
+RR_LIFT_FI rr_u32 rr_h_add(rr_u32 a, rr_u32 b) { return rr_hb(rr_hv(a) + rr_hv(b)); }
+RR_LIFT_FI rr_u32 rr_h_sub(rr_u32 a, rr_u32 b) { return rr_hb(rr_hv(a) - rr_hv(b)); }
+RR_LIFT_FI rr_u32 rr_h_mul(rr_u32 a, rr_u32 b) { return rr_hb(rr_hv(a) * rr_hv(b)); }
+RR_LIFT_FI rr_u32 rr_h2_add(rr_u32 a, rr_u32 b) { return rr_hb2(rr_hv2(a) + rr_hv2(b)); }
+RR_LIFT_FI rr_u32 rr_h2_sub(rr_u32 a, rr_u32 b) { return rr_hb2(rr_hv2(a) - rr_hv2(b)); }
+RR_LIFT_FI rr_u32 rr_h2_mul(rr_u32 a, rr_u32 b) { return rr_hb2(rr_hv2(a) * rr_hv2(b)); }
+#else
+RR_LIFT_FI rr_u32 rr_h_add(rr_u32 a, rr_u32 b) { return rr_h_add_sw(a, b); }
+RR_LIFT_FI rr_u32 rr_h_sub(rr_u32 a, rr_u32 b) { return rr_h_sub_sw(a, b); }
+RR_LIFT_FI rr_u32 rr_h_mul(rr_u32 a, rr_u32 b) { return rr_h_mul_sw(a, b); }
+#endif
+#if defined(RR_LIFT_HIP)
+RR_LIFT_FI rr_u32 rr_h_fma(rr_u32 a, rr_u32 b, rr_u32 c)
+{
+    return rr_hb(__builtin_fmaf16(rr_hv(a), rr_hv(b), rr_hv(c)));
+}
+RR_LIFT_FI rr_u32 rr_h2_fma(rr_u32 a, rr_u32 b, rr_u32 c)
+{
+    return rr_hb2(__builtin_elementwise_fma(rr_hv2(a), rr_hv2(b), rr_hv2(c)));
+}
+#else
+RR_LIFT_FI rr_u32 rr_h_fma(rr_u32 a, rr_u32 b, rr_u32 c) { return rr_h_fma_sw(a, b, c); }
+#endif
 /* min/max of f16: ignoring one NaN, -0 below +0 */
 RR_LIFT_OL rr_u32 rr_h_min(rr_u32 a, rr_u32 b)
 {
@@ -400,6 +458,17 @@ RR_LIFT_FI rr_u32 rr_h2(rr_u32 a, rr_u32 b, rr_u32 (*op)(rr_u32, rr_u32))
 {
     return op(a & 0xffffu, b & 0xffffu) | (op(a >> 16, b >> 16) << 16);
 }
+#if !defined(RR_LIFT_F16_HW)
+RR_LIFT_FI rr_u32 rr_h2_add(rr_u32 a, rr_u32 b) { return rr_h2(a, b, rr_h_add_sw); }
+RR_LIFT_FI rr_u32 rr_h2_sub(rr_u32 a, rr_u32 b) { return rr_h2(a, b, rr_h_sub_sw); }
+RR_LIFT_FI rr_u32 rr_h2_mul(rr_u32 a, rr_u32 b) { return rr_h2(a, b, rr_h_mul_sw); }
+#endif
+#if !defined(RR_LIFT_HIP)
+RR_LIFT_FI rr_u32 rr_h2_fma(rr_u32 a, rr_u32 b, rr_u32 c)
+{
+    return rr_h_fma(a & 0xffffu, b & 0xffffu, c & 0xffffu) | (rr_h_fma(a >> 16, b >> 16, c >> 16) << 16);
+}
+#endif
 /* f16 bits -> e4m3 byte, round to nearest even, saturating to +-448 (.satfinite); NaN ->
  * 0x7f; relu: negative values (and -0) to +0 (PTX ISA 9.7.9.21, cvt with .e4m3x2) */
 RR_LIFT_OL rr_u32 rr_f16_to_e4m3(rr_u32 h, int relu)

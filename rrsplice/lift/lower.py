@@ -19,7 +19,8 @@ from ..ptx.isa import TYPES
 from ..ptx.model import Address, Imm, Negated, ParenList, PredPair, Reg, Sink, Symbol, Vector
 from . import names
 from .regs import RegTypes, convert
-from .semantics import C_TYPES, lookup
+from .flush import register_key
+from .semantics import C_TYPES, lookup, without_input_flush
 
 _SHFL_MODES = {"up": 0, "down": 1, "bfly": 2, "idx": 3}
 _MMA_FORM = "mma.sync.m16n8k32.row.col.f16.e4m3.e4m3.f16"
@@ -46,6 +47,7 @@ class Context:
     targets: set = field(default_factory=set)
     calls: dict = field(default_factory=dict)  # callee -> prototype
     module: object = None
+    never_subnormal: frozenset = frozenset()   # registers no statement leaves subnormal
     mma_hook: Callable | None = None       # staging: replaces the mma lowering
     locate: Callable | None = None         # statement -> (path, line, column, context)
 
@@ -153,9 +155,22 @@ def _lower_instruction(ctx: Context, st) -> list:
     ops = st.operands
     if len(ops) != 1 + len(row.srcs):
         refuse(ctx, st, f"{len(ops)} operands, the form takes {1 + len(row.srcs)}")
-    ctx.used.setdefault(row.form, row)
+    row = _known_flushed(ctx, row, ops[1:])
+    ctx.used.setdefault(row.helper, row)
     args = ", ".join(value(ctx, st, o, c) for o, c in zip(ops[1:], row.srcs, strict=False))
     return [assign(ctx, st, ops[0], f"{row.helper}({args})", row.dst)]
+
+
+def _known_flushed(ctx: Context, row, srcs):
+    """`row`, or its variant without the flush of the operands that are registers known
+    never to hold a subnormal (rrsplice.lift.flush)."""
+    flushed = row.input_flushes()
+    if not flushed or not ctx.never_subnormal:
+        return row
+    skip = [x for x, op in zip("abcd", srcs, strict=False)
+            if x in flushed and isinstance(op, Reg) and not op.special
+            and register_key(op) in ctx.never_subnormal]
+    return without_input_flush(row, skip) if skip else row
 
 
 def _mem_class(ctx, st) -> str:
@@ -327,7 +342,8 @@ def _setp(ctx, st) -> list:
     row = lookup(form)
     if row is None:
         refuse(ctx, st, f"no semantics row for {form}")
-    ctx.used.setdefault(row.form, row)
+    row = _known_flushed(ctx, row, ops[1:3])
+    ctx.used.setdefault(row.helper, row)
     cmp = f"{row.helper}({value(ctx, st, ops[1], row.srcs[0])}, " \
           f"{value(ctx, st, ops[2], row.srcs[1])})"
     first, second = (ops[0].first, ops[0].second) if isinstance(ops[0], PredPair) \

@@ -14,7 +14,7 @@ independent reference). A form with no row is refused by the lifter, never appro
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from ..ptx.isa import TYPES
 
@@ -36,10 +36,24 @@ class Sem:
     portable: str       # C body of the portable implementation (operands a, b, c, d)
     zluda: str          # the ZLUDA source the HIP behaviour follows (file: what)
     exact: bool = True  # portable code is plain arithmetic, checked exactly on the host
+    variant: str = ""   # suffix of a derived helper (without_input_flush)
 
     @property
     def helper(self) -> str:
-        return "rr_op_" + self.form.replace(".", "_")
+        return "rr_op_" + self.form.replace(".", "_") + self.variant
+
+    def input_flushes(self) -> tuple:
+        """The operand letters this row flushes before computing (`.ftz` rows)."""
+        return tuple(x for x in "abcd"[:len(self.srcs)] if f"rr_ftz({x})" in self.portable)
+
+
+def without_input_flush(row: Sem, letters) -> Sem:
+    """`row` with the flush of operands `letters` left out (they are known never subnormal:
+    rrsplice.lift.flush). The CUDA helper is still the instruction itself."""
+    text = row.portable
+    for x in letters:
+        text = text.replace(f"{x} = rr_ftz({x}); ", "").replace(f"rr_ftz({x})", x)
+    return replace(row, portable=text, variant=row.variant + "_nf" + "".join(letters))
 
 
 def _row(form, dst, srcs, portable, zluda, exact=True) -> Sem:
@@ -136,16 +150,15 @@ _F = [
     _row("rcp.rn.f32", "f32", "f32", "return 1.0f / a;", f"{EMIT}: emit_rcp"),
     # half precision: computed in f32 and rounded once to f16 (exact for add, sub, mul:
     # 24 >= 2 * 11 + 2 bits); fma through round-to-odd in double (rr_h_fma)
-    _row("add.f16x2", "u32", "u32 u32", "return rr_h2(a, b, rr_h_add);", f"{EMIT}: emit_add"),
-    _row("sub.f16x2", "u32", "u32 u32", "return rr_h2(a, b, rr_h_sub);", f"{EMIT}: emit_sub"),
-    _row("mul.f16x2", "u32", "u32 u32", "return rr_h2(a, b, rr_h_mul);", f"{EMIT}: emit_mul"),
+    _row("add.f16x2", "u32", "u32 u32", "return rr_h2_add(a, b);", f"{EMIT}: emit_add"),
+    _row("sub.f16x2", "u32", "u32 u32", "return rr_h2_sub(a, b);", f"{EMIT}: emit_sub"),
+    _row("mul.f16x2", "u32", "u32 u32", "return rr_h2_mul(a, b);", f"{EMIT}: emit_mul"),
     _row("max.f16x2", "u32", "u32 u32", "return rr_h2(a, b, rr_h_max);",
          f"{EMIT}: emit_max (llvm.maximumnum)"),
     _row("min.f16x2", "u32", "u32 u32", "return rr_h2(a, b, rr_h_min);",
          f"{EMIT}: emit_min (llvm.minimumnum)"),
     _row("fma.rn.f16x2", "u32", "u32 u32 u32",
-         "return rr_h_fma(a & 0xffffu, b & 0xffffu, c & 0xffffu) | "
-         "(rr_h_fma(a >> 16, b >> 16, c >> 16) << 16);", f"{EMIT}: emit_fma"),
+         "return rr_h2_fma(a, b, c);", f"{EMIT}: emit_fma"),
     _row("add.f16", "u16", "u16 u16", "return (rr_u16)rr_h_add(a, b);", f"{EMIT}: emit_add"),
     _row("mul.f16", "u16", "u16 u16", "return (rr_u16)rr_h_mul(a, b);", f"{EMIT}: emit_mul"),
     _row("max.f16", "u16", "u16 u16", "return (rr_u16)rr_h_max(a, b);", f"{EMIT}: emit_max"),
@@ -155,15 +168,15 @@ _F = [
     # conversions
     _row("cvt.f32.f16", "f32", "u16", "return rr_f16_to_f32(a);",
          f"{EMIT}: emit_cvt_float_to_float_impl (fpext)"),
-    _row("cvt.rn.f16.f32", "u16", "f32", "return (rr_u16)rr_f32_to_f16(a, 0);",
+    _row("cvt.rn.f16.f32", "u16", "f32", "return (rr_u16)rr_f32_to_f16_rn(a);",
          f"{EMIT}: emit_cvt_float_to_float_impl (fptrunc)"),
-    _row("cvt.rz.f16.f32", "u16", "f32", "return (rr_u16)rr_f32_to_f16(a, 1);",
+    _row("cvt.rz.f16.f32", "u16", "f32", "return (rr_u16)rr_f32_to_f16_sw(a, 1);",
          f"{EMIT}: emit_cvt_float_to_float_impl (fptrunc, rounding mode register)"),
     _row("cvt.rn.f16x2.f32", "u32", "f32 f32",
-         "return rr_f32_to_f16(b, 0) | (rr_f32_to_f16(a, 0) << 16);",
+         "return rr_f32_to_f16_rn(b) | (rr_f32_to_f16_rn(a) << 16);",
          f"{EMIT}: emit_cvt_float_to_packed_float"),
     _row("cvt.rz.f16x2.f32", "u32", "f32 f32",
-         "return rr_f32_to_f16(b, 1) | (rr_f32_to_f16(a, 1) << 16);",
+         "return rr_f32_to_f16_sw(b, 1) | (rr_f32_to_f16_sw(a, 1) << 16);",
          f"{EMIT}: emit_cvt_float_to_packed_float"),
     _row("cvt.rn.satfinite.e4m3x2.f16x2", "u16", "u32",
          "return (rr_u16)(rr_f16_to_e4m3(a & 0xffffu, 0) | (rr_f16_to_e4m3(a >> 16, 0) << 8));",
