@@ -118,5 +118,6 @@ def test_the_lifted_function_flushes_as_ptx_does(tmp_path):
     assert len(set(want)) > 10
     with host_loop_run(tmp_path, body, ["rr_u32", "rr_u32"]) as run:
         got = [int.from_bytes(run([], [a, b])[0], "little") for a, b in cases]
-    bad = [(hex(a), hex(b), hex(g), hex(w)) for (a, b), g, w in zip(cases, got, want) if g != w]
+    bad = [(hex(a), hex(b), hex(g), hex(w)) for (a, b), g, w in zip(cases, got, want, strict=True)
+           if g != w]
     assert not bad, bad[:8]

@@ -56,7 +56,7 @@ def never_subnormal(fn) -> frozenset:
         for key in du.defs:
             if sources.get(key, ()) is None:
                 continue
-            copy = None
+            copy: tuple | None = None
             if not du.covered:
                 pass
             elif flushes_result(form) or form in NEVER_SUBNORMAL_FORMS:

@@ -18,8 +18,8 @@ from ..ptx.errors import RRSpliceError
 from ..ptx.isa import TYPES
 from ..ptx.model import Address, Imm, Negated, ParenList, PredPair, Reg, Sink, Symbol, Vector
 from . import names
-from .regs import RegTypes, convert
 from .flush import register_key
+from .regs import RegTypes, convert
 from .semantics import C_TYPES, lookup, without_input_flush
 
 _SHFL_MODES = {"up": 0, "down": 1, "bfly": 2, "idx": 3}
