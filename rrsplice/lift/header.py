@@ -437,7 +437,7 @@ RR_LIFT_FI rr_u32 rr_h2_fma(rr_u32 a, rr_u32 b, rr_u32 c)
 RR_LIFT_FI rr_u32 rr_h_fma(rr_u32 a, rr_u32 b, rr_u32 c) { return rr_h_fma_sw(a, b, c); }
 #endif
 /* min/max of f16: ignoring one NaN, -0 below +0 */
-RR_LIFT_OL rr_u32 rr_h_min(rr_u32 a, rr_u32 b)
+RR_LIFT_FI rr_u32 rr_h_min_core(rr_u32 a, rr_u32 b)
 {
     if (rr_h_isnan(a)) return rr_h_isnan(b) ? 0x7fffu : b;
     if (rr_h_isnan(b)) return a;
@@ -445,13 +445,25 @@ RR_LIFT_OL rr_u32 rr_h_min(rr_u32 a, rr_u32 b)
     if (x == y) return (a & 0x8000u) ? a : b;
     return x < y ? a : b;
 }
-RR_LIFT_OL rr_u32 rr_h_max(rr_u32 a, rr_u32 b)
+RR_LIFT_FI rr_u32 rr_h_max_core(rr_u32 a, rr_u32 b)
 {
     if (rr_h_isnan(a)) return rr_h_isnan(b) ? 0x7fffu : b;
     if (rr_h_isnan(b)) return a;
     const float x = rr_f16_to_f32(a), y = rr_f16_to_f32(b);
     if (x == y) return (a & 0x8000u) ? b : a;
     return x > y ? a : b;
+}
+/* one out-of-line function per operation, the f16x2 form included: one call per PTX
+ * instruction (each call costs the body its argument moves and a s_swappc) */
+RR_LIFT_OL rr_u32 rr_h_min(rr_u32 a, rr_u32 b) { return rr_h_min_core(a, b); }
+RR_LIFT_OL rr_u32 rr_h_max(rr_u32 a, rr_u32 b) { return rr_h_max_core(a, b); }
+RR_LIFT_OL rr_u32 rr_h2_min(rr_u32 a, rr_u32 b)
+{
+    return rr_h_min_core(a & 0xffffu, b & 0xffffu) | (rr_h_min_core(a >> 16, b >> 16) << 16);
+}
+RR_LIFT_OL rr_u32 rr_h2_max(rr_u32 a, rr_u32 b)
+{
+    return rr_h_max_core(a & 0xffffu, b & 0xffffu) | (rr_h_max_core(a >> 16, b >> 16) << 16);
 }
 /* an f16x2 operation: each half on its own */
 RR_LIFT_FI rr_u32 rr_h2(rr_u32 a, rr_u32 b, rr_u32 (*op)(rr_u32, rr_u32))
@@ -471,7 +483,7 @@ RR_LIFT_FI rr_u32 rr_h2_fma(rr_u32 a, rr_u32 b, rr_u32 c)
 #endif
 /* f16 bits -> e4m3 byte, round to nearest even, saturating to +-448 (.satfinite); NaN ->
  * 0x7f; relu: negative values (and -0) to +0 (PTX ISA 9.7.9.21, cvt with .e4m3x2) */
-RR_LIFT_OL rr_u32 rr_f16_to_e4m3(rr_u32 h, int relu)
+RR_LIFT_FI rr_u32 rr_f16_to_e4m3_core(rr_u32 h, int relu)
 {
     if (rr_h_isnan(h)) return 0x7fu;
     rr_u32 s = (h >> 8) & 0x80u;
@@ -492,6 +504,12 @@ RR_LIFT_OL rr_u32 rr_f16_to_e4m3(rr_u32 h, int relu)
     if (bits > 0x7eu) bits = 0x7eu;         /* .satfinite: beyond 448 is 448 */
     if (relu && bits == 0) return 0;
     return s | bits;
+}
+RR_LIFT_OL rr_u32 rr_f16_to_e4m3(rr_u32 h, int relu) { return rr_f16_to_e4m3_core(h, relu); }
+/* both halves of an f16x2 to an e4m3x2 (the low half in the low byte), one call */
+RR_LIFT_OL rr_u32 rr_f16x2_to_e4m3x2(rr_u32 a, int relu)
+{
+    return rr_f16_to_e4m3_core(a & 0xffffu, relu) | (rr_f16_to_e4m3_core(a >> 16, relu) << 8);
 }
 /* e4m3 byte -> f16 bits (exact) */
 RR_LIFT_OL rr_u32 rr_e4m3_to_f16(rr_u32 b)
