@@ -347,7 +347,9 @@ def by_line(asm: str, body_file: str, ranges: list, kernel: str = "rr_bench") ->
     of rr_mma.h, or of `body_file` inside one of `ranges`), over every function but
     `kernel`: the phase code counted directly, not as a difference of two builds (needs
     `-gline-tables-only`, which does not change the code)."""
-    files = {m.group(1): m.group(2) for m in
+    # `.file N "DIR" "NAME"`: NAME may be a path relative to DIR, depending on where the
+    # compiler ran; the basename is what identifies the file here
+    files = {m.group(1): Path(m.group(2)).name for m in
              re.finditer(r'^\s*\.file\s+(\d+)\s+"[^"]*"\s+"([^"]+)"', asm, flags=re.M)}
     picked, in_kernel, here = [], False, None
     for line in asm.splitlines():
