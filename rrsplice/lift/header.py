@@ -570,6 +570,9 @@ RR_LIFT_FI float rr_ex2_approx(float x)
     const float r = __builtin_amdgcn_exp2f(rr_select_f32(small, x * 0.5f, x));
     return rr_select_f32(small, r * r, r);
 }
+/* .ftz: v_exp_f32 alone (ZLUDA's emit_ex2); below -126 the result is subnormal or zero
+ * either way, and the row flushes it */
+RR_LIFT_FI float rr_ex2_approx_ftz(float x) { return __builtin_amdgcn_exp2f(x); }
 RR_LIFT_FI float rr_rsqrt_approx(float x) { return __builtin_amdgcn_rsqf(x); }
 RR_LIFT_FI float rr_rcp_approx(float x) { return __builtin_amdgcn_rcpf(x); }
 RR_LIFT_FI float rr_sqrt_approx(float x) { return __builtin_amdgcn_sqrtf(x); }
@@ -577,6 +580,7 @@ extern "C" __device__ float __ocml_tanh_f32(float);
 RR_LIFT_FI float rr_tanh_approx(float x) { return __ocml_tanh_f32(x); }
 #elif !defined(RR_LIFT_CUDA)
 RR_LIFT_FI float rr_ex2_approx(float x) { return __builtin_exp2f(x); }
+RR_LIFT_FI float rr_ex2_approx_ftz(float x) { return __builtin_exp2f(x); }
 RR_LIFT_FI float rr_rsqrt_approx(float x) { return 1.0f / __builtin_sqrtf(x); }
 RR_LIFT_FI float rr_rcp_approx(float x) { return 1.0f / x; }
 RR_LIFT_FI float rr_sqrt_approx(float x) { return __builtin_sqrtf(x); }

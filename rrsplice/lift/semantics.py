@@ -110,7 +110,7 @@ _F = [
     _row("abs.f32", "f32", "f32", "return __builtin_fabsf(a);", f"{EMIT}: emit_abs"),
     # the approximations: the hardware's own result on CUDA; the AMD instruction ZLUDA
     # picks on HIP (host build: the libm function, not checked exactly)
-    _row("ex2.approx.ftz.f32", "f32", "f32", "return rr_ftz(rr_ex2_approx(rr_ftz(a)));",
+    _row("ex2.approx.ftz.f32", "f32", "f32", "return rr_ftz(rr_ex2_approx_ftz(rr_ftz(a)));",
          f"{IMPL}: ex2_approx_f32; {EMIT}: emit_ex2 (llvm.amdgcn.exp2)", exact=False),
     _row("ex2.approx.f32", "f32", "f32", "return rr_ex2_approx(a);",
          f"{IMPL}: ex2_approx_f32", exact=False),
