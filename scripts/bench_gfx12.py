@@ -316,13 +316,18 @@ def module_counts(asm: str, kernel: str = "rr_bench") -> dict:
     return tot
 
 
+def _phase_block(w) -> str:
+    """A WMMA phase's program as the body's text holds it (indented one level)."""
+    return "\n".join("    " + x if x else "" for x in w.lines)
+
+
 def stub(text: str, phases, keep=()) -> str:
     """`text` with the code of every WMMA phase (but those in `keep`) replaced by empty
     `asm volatile` statements reading its inputs and defining its outputs."""
     for w in phases:
         if w.index in keep:
             continue
-        block = "\n".join("    " + x if x else "" for x in w.lines)
+        block = _phase_block(w)
         assert block in text, w.index
         rep = [f"    /* phase {w.index}'s WMMA program, stubbed (bench_gfx12.py) */"]
         rep += [f'    asm volatile("" :: "v"({x}));' for x in w.inputs]
@@ -335,7 +340,7 @@ def phase_lines(text: str, phases) -> list:
     """(first, last) 1-based line numbers of each WMMA phase's program in the body `text`."""
     out = []
     for w in phases:
-        block = "\n".join("    " + x if x else "" for x in w.lines)
+        block = _phase_block(w)
         at = text.index(block)
         first = text.count("\n", 0, at) + 1
         out.append((first, first + block.count("\n")))

@@ -45,6 +45,20 @@ def register_key(op: Reg) -> str:
     return op.ident or op.name
 
 
+def _copied_from(st, form: str) -> tuple | None:
+    """What a write by `st` leaves: () a value never subnormal, (key,) a copy of register
+    `key`, None anything (a load, a parameter, a non-.ftz result)."""
+    if flushes_result(form) or form in NEVER_SUBNORMAL_FORMS:
+        return ()
+    if form in _COPY_FORMS:
+        src = st.operands[1]
+        if isinstance(src, Reg) and not src.special:
+            return (register_key(src),)
+        if isinstance(src, Imm) and _imm_not_subnormal(src):
+            return ()
+    return None
+
+
 def never_subnormal(fn) -> frozenset:
     """Keys of the registers of `fn` that no statement can leave subnormal."""
     sources: dict = {}          # key -> registers it is copied from (None: not known safe)
@@ -54,29 +68,13 @@ def never_subnormal(fn) -> frozenset:
         du = def_use(st)
         form = st.view.form
         for key in du.defs:
-            if sources.get(key, ()) is None:
-                continue
-            copy: tuple | None = None
-            if not du.covered:
-                pass
-            elif flushes_result(form) or form in NEVER_SUBNORMAL_FORMS:
-                copy = ()
-            elif form in _COPY_FORMS:
-                src = st.operands[1]
-                if isinstance(src, Reg) and not src.special:
-                    copy = (register_key(src),)
-                elif isinstance(src, Imm) and _imm_not_subnormal(src):
-                    copy = ()
-            if copy is None:
-                sources[key] = None
-            else:
-                sources[key] = tuple(sources.get(key, ())) + copy
+            if sources.get(key, ()) is not None:
+                copy = _copied_from(st, form) if du.covered else None
+                sources[key] = None if copy is None else sources.get(key, ()) + copy
     safe = {k for k, v in sources.items() if v is not None}
     changed = True
     while changed:                  # a copy of a register that is not safe is not safe
-        changed = False
-        for k in sorted(safe, key=str):
-            if any(s not in safe for s in sources[k]):
-                safe.discard(k)
-                changed = True
+        unsafe = {k for k in safe if any(s not in safe for s in sources[k])}
+        safe -= unsafe
+        changed = bool(unsafe)
     return frozenset(safe)

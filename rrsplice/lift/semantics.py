@@ -148,8 +148,9 @@ _F = [
     _row("div.rn.f32", "f32", "f32 f32", "return a / b;", f"{EMIT}: emit_div_float (rn)"),
     _row("sqrt.rn.f32", "f32", "f32", "return __builtin_sqrtf(a);", f"{EMIT}: emit_sqrt"),
     _row("rcp.rn.f32", "f32", "f32", "return 1.0f / a;", f"{EMIT}: emit_rcp"),
-    # half precision: computed in f32 and rounded once to f16 (exact for add, sub, mul:
-    # 24 >= 2 * 11 + 2 bits); fma through round-to-odd in double (rr_h_fma)
+    # half precision: HIP through the hardware's f16 instructions (as ZLUDA); the host's
+    # software versions compute in double and round once to f16 (exact for add, sub, mul),
+    # fma through round-to-odd in double (rr_h_fma_sw)
     _row("add.f16x2", "u32", "u32 u32", "return rr_h2_add(a, b);", f"{EMIT}: emit_add"),
     _row("sub.f16x2", "u32", "u32 u32", "return rr_h2_sub(a, b);", f"{EMIT}: emit_sub"),
     _row("mul.f16x2", "u32", "u32 u32", "return rr_h2_mul(a, b);", f"{EMIT}: emit_mul"),
