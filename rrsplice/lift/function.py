@@ -9,7 +9,8 @@ from dataclasses import dataclass, field
 from ..analysis.semantics import def_use
 from ..ptx.isa import ptx_type
 from . import names
-from .flush import never_subnormal
+from .denorm import mode_blockers, uses_ftz
+from .flush import constant_registers, never_subnormal
 from .lower import Context, LiftError, lower
 from .regs import RegTypes, class_of
 from .semantics import C_TYPES
@@ -24,6 +25,7 @@ class Lifted:
     statements: int
     ret_struct: str | None = None
     notes: list = field(default_factory=list)
+    flush_by_mode: bool = False     # .ftz through the mode register (rrsplice.lift.denorm)
 
 
 def _ret_struct(fn) -> tuple:
@@ -42,8 +44,12 @@ def _ret_struct(fn) -> tuple:
 
 
 def lift_function(fn, path: str, sections: dict | None = None, mma_hook=None,
-                  module=None, extra_top: tuple = (), locate=None, on_defs=None) -> Lifted:
-    """Lift `fn`; `sections` maps a statement index to comment lines written before it."""
+                  module=None, extra_top: tuple = (), locate=None, on_defs=None,
+                  flush_mode: bool = False) -> Lifted:
+    """Lift `fn`; `sections` maps a statement index to comment lines written before it.
+    `flush_mode`: flush `.ftz` subnormals through the mode register where the function
+    allows it (rrsplice.lift.denorm; the C++ function then sets the mode around a call of
+    the lifted statements, and the body must define RR_LIFT_FTZ_BY_MODE before rr_lift.h)."""
     regs = RegTypes(fn)
     params = {}
     sig = []
@@ -56,9 +62,12 @@ def lift_function(fn, path: str, sections: dict | None = None, mma_hook=None,
         params[p.name] = (cname, cls)
         sig.append(f"{C_TYPES[cls]} {cname}")
     tname, struct, rname = _ret_struct(fn)
+    safe = never_subnormal(fn)
+    by_mode = flush_mode and uses_ftz(fn) and not mode_blockers(fn, safe)
     ctx = Context(regs=regs, params=params, ret_param=rname, path=path,
                   module=module or fn.module, mma_hook=mma_hook, locate=locate,
-                  never_subnormal=never_subnormal(fn))
+                  never_subnormal=safe, flush_by_mode=by_mode,
+                  constants=constant_registers(fn) if by_mode else {})
     for st in fn.statements:
         if not st.is_label and st.view.targets:
             ctx.targets.update(st.view.targets)
@@ -87,18 +96,34 @@ def lift_function(fn, path: str, sections: dict | None = None, mma_hook=None,
             decls.append(f"    [[maybe_unused]] {C_TYPES[cls]} " + ", ".join(f"{v} = {init}" for v in vs[i:i + 8])
                          + ";")
     rtype = tname and f"struct {tname}" or "void"
+    cname = names.callee(fn.name)
+    params_text = ",\n    ".join(sig) if sig else "void"
+    inner = [f"    /* {len(used)} registers of {fn.name}, as their bits */"] + decls
+    if tname:
+        inner.append(f"    struct {tname} rr_ret = {{}};")
+    inner += ["    " + x for x in extra_top]
+    inner += ["    " + x if x else "" for x in body]
+    if tname:
+        inner.append("    return rr_ret;")
     # the definition is compiled in the device pass only (the host pass of nvcc or
     # clang's HIP sees the declaration: a kernel in the same file may call it)
-    out = [f'extern "C" __device__ {rtype} {names.callee(fn.name)}(' +
-           (",\n    ".join(sig) if sig else "void") + ")", "#if RR_LIFT_DEVICE_PASS", "{"]
-    out += [f"    /* {len(used)} registers of {fn.name}, as their bits */"] + decls
-    if tname:
-        out.append(f"    struct {tname} rr_ret = {{}};")
-    out += ["    " + x for x in extra_top]
-    out += ["    " + x if x else "" for x in body]
-    if tname:
-        out.append("    return rr_ret;")
-    out += ["}", "#else", ";", "#endif"]
+    out = []
+    if by_mode:
+        # the statements in a function of their own, called between the mode's set and
+        # restore: a call is ordered with both, so no f32 operation can move outside them
+        args = ", ".join(cls_name.split(" ")[-1] for cls_name in sig)
+        out += ["#if RR_LIFT_DEVICE_PASS",
+                "/* the lifted statements, run with the f32 denormal mode set to flush */",
+                f"RR_LIFT_NI {rtype} {cname}_flushing({params_text})", "{"] + inner + \
+               ["}", "#endif"]
+        inner = ["    const rr_u32 rr_fmode = rr_fmode_enter();",
+                 ("    const struct " + tname + " rr_r = " if tname else "    ")
+                 + f"{cname}_flushing({args});",
+                 "    rr_fmode_leave(rr_fmode);"] + (["    return rr_r;"] if tname else [])
+    out += [f'extern "C" __device__ {rtype} {cname}(' + params_text + ")",
+            "#if RR_LIFT_DEVICE_PASS", "{"] + inner + ["}", "#else", ";", "#endif"]
+    notes = ["f32 .ftz through the mode register (set on entry, restored on exit)"] \
+        if by_mode else []
     return Lifted(fn.name, "\n".join(out) + "\n", list(ctx.used.values()),
                   sorted(ctx.calls.values()), len(fn.statements),
-                  ret_struct=struct)
+                  ret_struct=struct, notes=notes, flush_by_mode=by_mode)

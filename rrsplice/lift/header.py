@@ -259,12 +259,52 @@ RR_LIFT_FI float rr_select_f32(bool c, float a, float b)
     return rr_float((rr_bits(a) & m) | (rr_bits(b) & ~m));
 }
 /* .ftz: a subnormal f32 becomes zero of the same sign (PTX ISA 9.7.3) */
-RR_LIFT_FI float rr_ftz(float x)
+RR_LIFT_FI float rr_ftz_sw(float x)
 {
     /* a compare with |x| and a select: three instructions on gfx12 (v_cmp with an abs
      * source modifier, v_bfi for the sign, v_cndmask), no blocks in the body's function */
     return rr_select_f32(__builtin_fabsf(x) < 0x1p-126f, __builtin_copysignf(0.0f, x), x);
 }
+/* A body whose f32 instructions are all .ftz or cannot tell the modes apart (rrsplice's
+ * lift/denorm.py) defines RR_LIFT_FTZ_BY_MODE and runs with the f32 denormal mode set to
+ * flush: its arithmetic then flushes operands and results itself, as ZLUDA runs .ftz
+ * (instruction_mode_to_global_mode; emit_set_mode: MODE bits 4-5 = 0). rr_fmode_enter
+ * sets that mode (f16/f64 left preserving) and returns the caller's; rr_fmode_leave
+ * restores it. HIP: s_getreg/s_setreg of MODE. Host tests: x86's MXCSR DAZ and FTZ, the
+ * same flushing of subnormal operands and results to zero of the same sign. */
+#if defined(RR_LIFT_FTZ_BY_MODE) && !defined(RR_LIFT_CUDA)
+RR_LIFT_FI float rr_ftz(float x) { return x; }
+#else
+RR_LIFT_FI float rr_ftz(float x) { return rr_ftz_sw(x); }
+#endif
+#if defined(RR_LIFT_HIP)
+/* hwreg(MODE = 1, offset 4, size 4) */
+#  define RR_HWREG_MODE_DENORM (1 | (4 << 6) | ((4 - 1) << 11))
+RR_LIFT_FI rr_u32 rr_fmode_enter(void)
+{
+    const rr_u32 old = (rr_u32)__builtin_amdgcn_s_getreg(RR_HWREG_MODE_DENORM);
+    __builtin_amdgcn_s_setreg(RR_HWREG_MODE_DENORM, 0xcu);   /* f32 flush, f16/f64 keep */
+    return old;
+}
+RR_LIFT_FI void rr_fmode_leave(rr_u32 old) { __builtin_amdgcn_s_setreg(RR_HWREG_MODE_DENORM, old); }
+#elif defined(RR_LIFT_HOST) && (defined(__x86_64__) || defined(__i386__))
+#  include <xmmintrin.h>
+RR_LIFT_FI rr_u32 rr_fmode_enter(void)
+{
+    const rr_u32 old = _mm_getcsr();
+#  if !defined(RR_LIFT_FMODE_BROKEN)   /* tests: a body that forgets the mode must fail */
+    _mm_setcsr(old | 0x8040u);         /* FTZ (bit 15), DAZ (bit 6) */
+#  endif
+    return old;
+}
+RR_LIFT_FI void rr_fmode_leave(rr_u32 old) { _mm_setcsr(old); }
+#elif defined(RR_LIFT_HOST) && defined(RR_LIFT_FTZ_BY_MODE)
+#  error "a host build of a body flushing through the mode register needs x86's MXCSR"
+#else
+/* CUDA (each helper is the instruction), or a host build flushing in software */
+RR_LIFT_FI rr_u32 rr_fmode_enter(void) { return 0; }
+RR_LIFT_FI void rr_fmode_leave(rr_u32 old) { (void)old; }
+#endif
 /* min/max ignoring one NaN, -0 below +0 (PTX ISA 9.7.3.10/11; ZLUDA: llvm.minimumnum) */
 RR_LIFT_OL float rr_minnum(float a, float b)
 {

@@ -20,7 +20,8 @@ from ..ptx.model import Address, Imm, Negated, ParenList, PredPair, Reg, Sink, S
 from . import names
 from .flush import register_key
 from .regs import RegTypes, convert
-from .semantics import C_TYPES, lookup, without_input_flush
+from .denorm import keeps_software_flush
+from .semantics import C_TYPES, lookup, with_software_flush, without_input_flush
 
 _SHFL_MODES = {"up": 0, "down": 1, "bfly": 2, "idx": 3}
 _MMA_FORM = "mma.sync.m16n8k32.row.col.f16.e4m3.e4m3.f16"
@@ -48,6 +49,8 @@ class Context:
     calls: dict = field(default_factory=dict)  # callee -> prototype
     module: object = None
     never_subnormal: frozenset = frozenset()   # registers no statement leaves subnormal
+    flush_by_mode: bool = False            # .ftz through the mode register (lift.denorm)
+    constants: dict = field(default_factory=dict)  # registers only set to immediates
     mma_hook: Callable | None = None       # staging: replaces the mma lowering
     locate: Callable | None = None         # statement -> (path, line, column, context)
 
@@ -155,15 +158,20 @@ def _lower_instruction(ctx: Context, st) -> list:
     ops = st.operands
     if len(ops) != 1 + len(row.srcs):
         refuse(ctx, st, f"{len(ops)} operands, the form takes {1 + len(row.srcs)}")
-    row = _known_flushed(ctx, row, ops[1:])
+    row = _known_flushed(ctx, st, row, ops[1:])
     ctx.used.setdefault(row.helper, row)
     args = ", ".join(value(ctx, st, o, c) for o, c in zip(ops[1:], row.srcs, strict=False))
     return [assign(ctx, st, ops[0], f"{row.helper}({args})", row.dst)]
 
 
-def _known_flushed(ctx: Context, row, srcs):
+def _known_flushed(ctx: Context, st, row, srcs):
     """`row`, or its variant without the flush of the operands that are registers known
-    never to hold a subnormal (rrsplice.lift.flush)."""
+    never to hold a subnormal (rrsplice.lift.flush); in a body that flushes through the
+    mode register, the variant flushing in software where the mode may not reach
+    (rrsplice.lift.denorm)."""
+    if ctx.flush_by_mode and "rr_ftz(" in row.portable \
+            and keeps_software_flush(st, ctx.constants):
+        row = with_software_flush(row)
     flushed = row.input_flushes()
     if not flushed or not ctx.never_subnormal:
         return row
@@ -342,7 +350,7 @@ def _setp(ctx, st) -> list:
     row = lookup(form)
     if row is None:
         refuse(ctx, st, f"no semantics row for {form}")
-    row = _known_flushed(ctx, row, ops[1:3])
+    row = _known_flushed(ctx, st, row, ops[1:3])
     ctx.used.setdefault(row.helper, row)
     cmp = f"{row.helper}({value(ctx, st, ops[1], row.srcs[0])}, " \
           f"{value(ctx, st, ops[2], row.srcs[1])})"

@@ -44,7 +44,8 @@ class Sem:
 
     def input_flushes(self) -> tuple:
         """The operand letters this row flushes before computing (`.ftz` rows)."""
-        return tuple(x for x in "abcd"[:len(self.srcs)] if f"rr_ftz({x})" in self.portable)
+        return tuple(x for x in "abcd"[:len(self.srcs)]
+                     if f"rr_ftz({x})" in self.portable or f"rr_ftz_sw({x})" in self.portable)
 
 
 def without_input_flush(row: Sem, letters) -> Sem:
@@ -52,8 +53,16 @@ def without_input_flush(row: Sem, letters) -> Sem:
     rrsplice.lift.flush). The CUDA helper is still the instruction itself."""
     text = row.portable
     for x in letters:
-        text = text.replace(f"{x} = rr_ftz({x}); ", "").replace(f"rr_ftz({x})", x)
+        for f in ("rr_ftz", "rr_ftz_sw"):
+            text = text.replace(f"{x} = {f}({x}); ", "").replace(f"{f}({x})", x)
     return replace(row, portable=text, variant=row.variant + "_nf" + "".join(letters))
+
+
+def with_software_flush(row: Sem) -> Sem:
+    """`row` flushing in software (`rr_ftz_sw`) even in a body that flushes through the
+    mode register (rrsplice.lift.denorm.keeps_software_flush says when)."""
+    return replace(row, portable=row.portable.replace("rr_ftz(", "rr_ftz_sw("),
+                   variant=row.variant + "_swf")
 
 
 def _row(form, dst, srcs, portable, zluda, exact=True) -> Sem:
