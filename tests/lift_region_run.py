@@ -303,7 +303,10 @@ def run_region(tmp_path, recipe, staging: str = "registers", launch_path=None,
     text, header = edit(body.text, body.header) if edit else (body.text, body.header)
     text = probe_all(names)(text)
     if mma == "wmma":
-        text = WMMA_STANDIN + text
+        # the stand-in includes rr_lift.h first: a body flushing .ftz through the mode
+        # register must have its macro seen there
+        mode = "#  define RR_LIFT_FTZ_BY_MODE 1"
+        text = ("#define RR_LIFT_FTZ_BY_MODE 1\n" if mode in text else "") + WMMA_STANDIN + text
     tmp_path = Path(tmp_path)
     (tmp_path / "body.cu").write_text(text)
     (tmp_path / "rr_lift.h").write_text(header)

@@ -38,6 +38,11 @@ def test_tiny_wmma_body_matches_the_interpreter_and_a_row_swap_does_not(tmp_path
     assert [w.index for w in body.wmma] == list(range(1, 8))
     assert sum(w.wmmas for w in body.wmma) == 162
     assert "rr_lift_mma_image(rr_img" not in body.text     # no phase left on the fallback
+    # every f32 statement of tiny's region is .ftz or blind to the mode (h2exp's
+    # fma.rn.f32 a, ULP, a grows a normal): .ftz flushes through the mode register, and
+    # the run below has rr_ftz the identity with the host's DAZ/FTZ set
+    assert "#  define RR_LIFT_FTZ_BY_MODE 1" in body.text
+    assert any("mode register" in n for n in body.notes)
     (tmp_path / "ok").mkdir()
     out = _run(tmp_path / "ok", "tiny")
     assert out.checked >= CASES["tiny"][2]
