@@ -18,9 +18,9 @@ from ..ptx.errors import RRSpliceError
 from ..ptx.isa import TYPES
 from ..ptx.model import Address, Imm, Negated, ParenList, PredPair, Reg, Sink, Symbol, Vector
 from . import names
+from .denorm import keeps_software_flush
 from .flush import register_key
 from .regs import RegTypes, convert
-from .denorm import keeps_software_flush
 from .semantics import C_TYPES, lookup, with_software_flush, without_input_flush
 
 _SHFL_MODES = {"up": 0, "down": 1, "bfly": 2, "idx": 3}
