@@ -634,7 +634,7 @@ RR_LIFT_FI float rr_tanh_approx(float x) { return __builtin_tanhf(x); }
 struct rr_u32x2 { rr_u32 x, y; };
 #if !defined(RR_LIFT_CUDA)
 /* the portable shfl: (the value, 1 if the source lane was in range) */
-RR_LIFT_OL struct rr_u32x2 rr_shfl_portable(int mode, rr_u32 a, rr_u32 b, rr_u32 c)
+RR_LIFT_FI struct rr_u32x2 rr_shfl_portable(int mode, rr_u32 a, rr_u32 b, rr_u32 c)
 {
     const int self = (int)rr_sreg_laneid();
     const int section = (int)((c >> 8) & 31u), end = (int)(c & 31u), delta = (int)(b & 31u);
