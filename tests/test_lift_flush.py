@@ -20,10 +20,8 @@ from rrsplice.lift.flush import never_subnormal
 from rrsplice.lift.function import lift_function
 from rrsplice.lift.header import header_text
 
-PTX = textwrap.dedent("""\
-    .version 8.7
-    .target sm_90
-    .address_size 64
+HEAD = ".version 8.7\n.target sm_90\n.address_size 64\n"
+PTX = HEAD + textwrap.dedent("""\
     .visible .func (.param .b32 out) flushy(.param .b32 a, .param .b32 b)
     {
         .reg .f32 %f<12>;
@@ -156,10 +154,7 @@ def test_the_mode_register_path_flushes_as_ptx_does_and_needs_the_mode(tmp_path)
     assert sum(g != w for g, w in zip(broken, want, strict=True)) > 5
 
 
-MODAL = textwrap.dedent("""\
-    .version 8.7
-    .target sm_90
-    .address_size 64
+MODAL = HEAD + textwrap.dedent("""\
     .visible .func (.param .b32 out) modal(.param .b32 a, .param .b32 b)
     {
         .reg .f32 %f<12>;

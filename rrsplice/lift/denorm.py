@@ -21,8 +21,8 @@ keeps its software flush inside a mode body: a folded operation would not flush.
 from __future__ import annotations
 
 from ..ptx.model import Imm, Reg
-from .flush import imm_f32_bits, register_key
-from .semantics import ROWS
+from .flush import imm_f32_bits, is_subnormal_bits, register_key
+from .semantics import ROWS, row_form
 
 #: f32 forms that are not `.ftz` and give the same bits whatever the f32 denormal mode:
 #: bit operations, conversions whose f32 subnormal inputs round to zero either way
@@ -59,7 +59,7 @@ def _operands_safe(st, row, safe: frozenset) -> bool:
                 return False
         elif isinstance(op, Imm):
             bits = imm_f32_bits(op)
-            if bits is None or ((bits & 0x7F800000) == 0 and (bits & 0x7FFFFF) != 0):
+            if bits is None or is_subnormal_bits(bits):
                 return False
         else:
             return False
@@ -73,13 +73,10 @@ def mode_blockers(fn, safe: frozenset) -> list:
     for st in fn.statements:
         if st.is_label:
             continue
-        form = st.view.form
         if st.view.base == "call":
             out.append(st)
             continue
-        if st.view.base == "setp":
-            form = ".".join(["setp", st.view.compare or "?"] + (["ftz"] if st.view.ftz else [])
-                            + [st.view.type.name if st.view.type else "?"])
+        form = row_form(st.view)
         row = ROWS.get(form)
         if row is None or not _touches_f32(row) or _is_ftz(form) or form in MODE_FREE:
             continue
@@ -109,7 +106,7 @@ def keeps_software_flush(st, constants: dict) -> bool:
             return True
         folds = _FOLDABLE.get(st.view.base, ())
         for bits in values:
-            subnormal = (bits & 0x7F800000) == 0 and bits & 0x7FFFFF
+            subnormal = is_subnormal_bits(bits)
             nan = (bits & 0x7F800000) == 0x7F800000 and bits & 0x7FFFFF
             if bits in folds or subnormal or (nan and st.view.base in ("max", "min")):
                 return True

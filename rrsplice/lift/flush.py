@@ -52,10 +52,15 @@ def imm_f32_bits(op: Imm) -> int | None:
     return None
 
 
+def is_subnormal_bits(bits: int) -> bool:
+    """f32 bits of a subnormal: exponent field 0, fraction not."""
+    return (bits & 0x7F800000) == 0 and (bits & 0x7FFFFF) != 0
+
+
 def _imm_not_subnormal(op: Imm) -> bool:
     """An f32 immediate that is zero or normal."""
     bits = imm_f32_bits(op)
-    return bits is not None and ((bits & 0x7F800000) != 0 or (bits & 0x7FFFFF) == 0)
+    return bits is not None and not is_subnormal_bits(bits)
 
 
 def _f32_value(bits: int) -> float:

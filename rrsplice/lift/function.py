@@ -111,7 +111,7 @@ def lift_function(fn, path: str, sections: dict | None = None, mma_hook=None,
     if by_mode:
         # the statements in a function of their own, called between the mode's set and
         # restore: a call is ordered with both, so no f32 operation can move outside them
-        args = ", ".join(cls_name.split(" ")[-1] for cls_name in sig)
+        args = ", ".join(params[p.name][0] for p in fn.params)
         out += ["#if RR_LIFT_DEVICE_PASS",
                 "/* the lifted statements, run with the f32 denormal mode set to flush */",
                 f"RR_LIFT_NI {rtype} {cname}_flushing({params_text})", "{"] + inner + \

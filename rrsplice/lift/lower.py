@@ -21,7 +21,7 @@ from . import names
 from .denorm import keeps_software_flush
 from .flush import register_key
 from .regs import RegTypes, convert
-from .semantics import C_TYPES, lookup, with_software_flush, without_input_flush
+from .semantics import C_TYPES, lookup, row_form, with_software_flush, without_input_flush
 
 _SHFL_MODES = {"up": 0, "down": 1, "bfly": 2, "idx": 3}
 _MMA_FORM = "mma.sync.m16n8k32.row.col.f16.e4m3.e4m3.f16"
@@ -345,8 +345,7 @@ def _mov(ctx, st) -> list:
 def _setp(ctx, st) -> list:
     v = st.view
     ops = st.operands
-    form = ".".join(["setp", v.compare or "?"] + (["ftz"] if v.ftz else [])
-                    + [v.type.name if v.type else "?"])
+    form = row_form(v)
     row = lookup(form)
     if row is None:
         refuse(ctx, st, f"no semantics row for {form}")
@@ -512,9 +511,7 @@ def covers(st) -> str | None:
                                                              "param"):
             return f".{v.space} memory"
         if v.base == "setp":
-            form = ".".join(["setp", v.compare or "?"] + (["ftz"] if v.ftz else [])
-                            + [v.type.name if v.type else "?"])
-            return None if lookup(form) else "no semantics row"
+            return None if lookup(row_form(v)) else "no semantics row"
         return None
     return None if lookup(v.form) else "no semantics row"
 

@@ -331,6 +331,15 @@ def _setp_rows() -> list:
 ROWS: dict = {r.form: r for r in _F + _int_rows() + _setp_rows()}
 
 
+def row_form(view) -> str:
+    """The form a statement's row is keyed by: its own, except setp's (`setp.CMP[.ftz].T`,
+    without the boolean combination, which the lowering applies)."""
+    if view.base != "setp":
+        return view.form
+    return ".".join(["setp", view.compare or "?"] + (["ftz"] if view.ftz else [])
+                    + [view.type.name if view.type else "?"])
+
+
 def lookup(form: str) -> Sem | None:
     """The row of `form`, or None (the lifter then refuses the statement)."""
     return ROWS.get(form)
