@@ -496,13 +496,13 @@ def _shfl(st, lanes) -> None:
     vals = [m.value(a, 32) for m in lanes]
     out = []
     for ln, m in enumerate(lanes):
-        bb, cc = _bits(m, b, 32), _bits(m, c, 32)
+        bb, cc = _bits(m, b, 32) & 31, _bits(m, c, 32)     # bval = b[4:0]
         seg, clamp = (cc >> 8) & 31, cc & 31
         lo = ln & seg
         hi = lo | (clamp & ~seg)
         j = {"up": ln - bb, "down": ln + bb, "bfly": ln ^ bb,
              "idx": (bb & ~seg) | lo}[mode]
-        ok = j >= lo if mode == "up" else j <= hi
+        ok = j >= hi if mode == "up" else j <= hi      # the ISA's maxLane bounds both
         out.append((vals[j] if ok else vals[ln], ok))
     for m, (v, ok) in zip(lanes, out, strict=False):
         m.write(dst, v, 32)

@@ -639,16 +639,16 @@ RR_LIFT_FI struct rr_u32x2 rr_shfl_portable(int mode, rr_u32 a, rr_u32 b, rr_u32
     const int self = (int)rr_sreg_laneid();
     const int section = (int)((c >> 8) & 31u), end = (int)(c & 31u), delta = (int)(b & 31u);
     const int sub = section & self, sub_end = sub | (~section & end);
-    int idx;
-    bool out;
-    switch (mode) {
-    case 0: idx = self - delta; out = idx < sub; break;
-    case 1: idx = self + delta; out = idx > sub_end; break;
-    case 2: idx = self ^ delta; out = idx > sub_end; break;
-    default: idx = (delta & ~section) | sub; out = idx > sub_end; break;
-    }
-    if (out) idx = self;
-    const struct rr_u32x2 r = {rr_lift_lane(a, idx), out ? 0u : 1u};
+    /* branch-free (masks, not a switch): inlined into a body it adds no blocks, and a
+     * constant mode still folds to one line of the four */
+    const int m_up = -(int)(mode == 0), m_down = -(int)(mode == 1), m_bfly = -(int)(mode == 2);
+    const int m_idx = ~(m_up | m_down | m_bfly);
+    const int cand = (m_up & (self - delta)) | (m_down & (self + delta)) | (m_bfly & (self ^ delta))
+                   | (m_idx & ((delta & ~section) | sub));
+    /* PTX ISA 9.7.9.6: .up is in range while j >= maxLane, the others while j <= maxLane */
+    const int out = (m_up & -(int)(cand < sub_end)) | (~m_up & -(int)(cand > sub_end));
+    const int idx = (out & self) | (~out & cand);
+    const struct rr_u32x2 r = {rr_lift_lane(a, idx), (rr_u32)out + 1u};
     return r;
 }
 #endif

@@ -1,0 +1,120 @@
+"""The portable shfl.sync of a lifted body (the HIP and host path of rr_shfl, no hardware
+shuffle) on the host warp harness, against the PTX ISA's pseudo-code for shfl.sync
+(9.7.9.6) written out here: every mode, the in-range predicate, segmented and clamped `c`
+operands, `b` with bits above the lane field, and the immediate forms a compiler folds."""
+
+from __future__ import annotations
+
+import random
+import textwrap
+from pathlib import Path
+
+import pytest
+from warp_harness import Body, build
+
+from rrsplice import parse
+from rrsplice.lift import names
+from rrsplice.lift.function import lift_function
+from rrsplice.lift.header import header_text
+
+HEAD = ".version 8.7\n.target sm_90\n.address_size 64\n"
+#: each lane shuffles its own lane id, five ways; the result packs (lane, in range) of each
+#: shuffle into six bits: up, down, bfly, idx by the arguments, then up by immediates
+PTX = HEAD + textwrap.dedent("""\
+    .visible .func (.param .b32 out) shf(.param .b32 b, .param .b32 c)
+    {
+        .reg .b32 %r<40>;
+        .reg .pred %p<6>;
+        ld.param.u32 %r1, [b];
+        ld.param.u32 %r2, [c];
+        mov.u32 %r3, %laneid;
+        shfl.sync.up.b32 %r4|%p1, %r3, %r1, %r2, -1;
+        shfl.sync.down.b32 %r5|%p2, %r3, %r1, %r2, -1;
+        shfl.sync.bfly.b32 %r6|%p3, %r3, %r1, %r2, -1;
+        shfl.sync.idx.b32 %r7|%p4, %r3, %r1, %r2, -1;
+        shfl.sync.up.b32 %r8|%p5, %r3, 3, 0x1802, -1;
+        selp.u32 %r10, 32, 0, %p1;
+        selp.u32 %r11, 32, 0, %p2;
+        selp.u32 %r12, 32, 0, %p3;
+        selp.u32 %r13, 32, 0, %p4;
+        selp.u32 %r14, 32, 0, %p5;
+        or.b32 %r20, %r4, %r10;
+        or.b32 %r21, %r5, %r11;
+        or.b32 %r22, %r6, %r12;
+        or.b32 %r23, %r7, %r13;
+        or.b32 %r24, %r8, %r14;
+        shl.b32 %r21, %r21, 6;
+        shl.b32 %r22, %r22, 12;
+        shl.b32 %r23, %r23, 18;
+        shl.b32 %r24, %r24, 24;
+        or.b32 %r30, %r20, %r21;
+        or.b32 %r30, %r30, %r22;
+        or.b32 %r30, %r30, %r23;
+        or.b32 %r30, %r30, %r24;
+        st.param.b32 [out], %r30;
+        ret;
+    }
+    """)
+
+
+def _isa_shfl(mode: str, lane: int, b: int, c: int) -> tuple:
+    """(source lane, pval) by the PTX ISA's shfl.sync pseudo-code"""
+    bval, cval, segmask = b & 31, c & 31, (c >> 8) & 31
+    max_lane = (lane & segmask) | (cval & ~segmask)
+    min_lane = lane & segmask
+    if mode == "up":
+        j = lane - bval
+        pval = j >= max_lane
+    elif mode == "down":
+        j = lane + bval
+        pval = j <= max_lane
+    elif mode == "bfly":
+        j = lane ^ bval
+        pval = j <= max_lane
+    else:
+        j = min_lane | (bval & ~segmask)
+        pval = j <= max_lane
+    return (j if pval else lane), pval
+
+
+def _expected(lane: int, b: int, c: int) -> int:
+    word = 0
+    for k, (mode, bb, cc) in enumerate([("up", b, c), ("down", b, c), ("bfly", b, c),
+                                        ("idx", b, c), ("up", 3, 0x1802)]):
+        src, ok = _isa_shfl(mode, lane, bb, cc)
+        word |= (src | (32 if ok else 0)) << (6 * k)
+    return word
+
+
+def _cases() -> list:
+    rng = random.Random(5)
+    segs = [0x00, 0x10, 0x18, 0x1C, 0x1E, 0x1F, 0x0A]
+    clamps = [0x00, 0x03, 0x07, 0x1F, 0x11]
+    out = [(b, (s << 8) | cl) for b in (0, 1, 5, 16, 31) for s in segs for cl in clamps]
+    # bits outside the fields: b above bit 4, c above bit 12 and bits 5-7
+    out += [(rng.getrandbits(32), rng.getrandbits(32)) for _ in range(40)]
+    return out
+
+
+@pytest.mark.slow
+def test_portable_shfl_follows_the_isa(tmp_path: Path):
+    fn = next(iter(parse(PTX.encode(), filename="shf.ptx").functions))
+    lifted = lift_function(fn, "shf.ptx")
+    (tmp_path / "body.cu").write_text('#include "rr_lift.h"\n' + (lifted.ret_struct or "")
+                                      + "\n" + lifted.text)
+    (tmp_path / "rr_lift.h").write_text(header_text(lifted.rows))
+    cases = _cases()
+    # the cases tell the bounds apart: in range and out of range both occur for every mode
+    for k, mode in enumerate(("up", "down", "bfly", "idx")):
+        oks = {(_expected(ln, b, c) >> (6 * k + 5)) & 1 for b, c in cases for ln in range(32)}
+        assert oks == {0, 1}, mode
+    bad = []
+    with build([Body(tmp_path / "body.cu", names.callee("shf"), ["u32", "u32"], "lift")],
+               tmp_path / "harness", opt="-O1") as h:
+        for b, c in cases:
+            h.call(0, (32, 1, 1), [[b, c]] * 32, bytes(h.shared_bytes))
+            for lane, ret in enumerate(h.returns):
+                got, want = int.from_bytes(ret, "little"), _expected(lane, b, c)
+                if got != want:
+                    bad.append((hex(b), hex(c), lane, hex(got), hex(want)))
+    assert not bad, (len(bad), bad[:6])
