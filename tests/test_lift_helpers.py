@@ -348,6 +348,32 @@ def test_integer_rows_random(helpers, form):
         assert g == r & ((1 << w) - 1), (form, o, g)
 
 
+def _isa_prmt(a: int, b: int, c: int) -> int:
+    """prmt.b32, default mode (PTX ISA 9.7.9.7): the eight bytes are {b, a} (a's bytes
+    0-3, b's 4-7); result byte i is byte c[4i+2:4i], or its msb replicated when c[4i+3]."""
+    pair = a | b << 32
+    out = 0
+    for i in range(4):
+        nib = c >> 4 * i & 15
+        byte = pair >> 8 * (nib & 7) & 0xFF
+        out |= (0xFF * (byte >> 7) if nib & 8 else byte) << 8 * i
+    return out
+
+
+def test_prmt_every_selector(helpers):
+    """All 65,536 selectors (the helper maps each to a v_perm_b32 selector and repairs the
+    even bytes' signs; the host runs that mapping against the instruction's byte table) on
+    operands whose bytes alternate in sign, and on random ones."""
+    rng = np.random.default_rng(11)
+    pairs = [(0x80FF017F, 0x7E81FE00), (0x017F80FF, 0xFE007E81)]
+    pairs += [tuple(int(x) for x in rng.integers(0, 2 ** 32, 2, dtype=np.uint64))
+              for _ in range(2)]
+    ops = [(a, b, c) for a, b in pairs for c in range(65536)]
+    got = helpers("prmt.b32", ops)
+    bad = [(o, g) for o, g in zip(ops, got, strict=True) if g != _isa_prmt(*o)]
+    assert not bad, (len(bad), bad[:3])
+
+
 def _round_f32_down(x: Fraction) -> int:
     """Exact rational (nonzero) -> f32 bits rounded toward -infinity, from the two
     nearest-even neighbours: the largest f32 not above x."""

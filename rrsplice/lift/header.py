@@ -6,7 +6,8 @@ semantics row the body uses (rrsplice.lift.semantics).
 CUDA gets each helper as inline assembly of the very PTX instruction. HIP and the host
 build get the portable implementation, except that HIP computes the f16 conversions and
 arithmetic with the hardware's f16 instructions (what ZLUDA emits for them; the host tests
-check the same C with `-DRR_LIFT_F16_NATIVE`). The host build (`RR_HOST_TEST`) runs the 32 lanes of
+check the same C with `-DRR_LIFT_F16_NATIVE`) and prmt as one v_perm_b32 (the host runs the
+same selector mapping against that instruction's byte table). The host build (`RR_HOST_TEST`) runs the 32 lanes of
 a warp as host threads: the test harness sets each thread's lane and thread ids and provides
 `rr_host_exchange` (a warp-wide rendezvous) and the `.shared` bytes.
 """
@@ -583,19 +584,55 @@ RR_LIFT_FI rr_u32 rr_f32_to_s32_rzi(float f)
     if (f < -2147483648.0f) return 0x80000000u;
     return (rr_u32)(int)f;
 }
-/* prmt (default mode): byte i of the result is byte c[4i+2:4i] of {b, a}, its sign
- * replicated when c[4i+3] is set (PTX ISA 9.7.9.7; ZLUDA: prmt_b32) */
-RR_LIFT_OL rr_u32 rr_prmt(rr_u32 a, rr_u32 b, rr_u32 c)
+/* v_perm_b32 (RDNA4 ISA): byte i of the result is chosen by byte i of sel among {s0, s1}:
+ * 0-3 s1's bytes, 4-7 s0's, 8/9 s1's bit 15/31 replicated, 10/11 s0's bit 15/31, 12 zero,
+ * 13-255 0xff. HIP: the instruction; elsewhere this table, so that the host runs the
+ * same prmt mapping the HIP build does */
+#if defined(RR_LIFT_HIP)
+RR_LIFT_FI rr_u32 rr_v_perm(rr_u32 s0, rr_u32 s1, rr_u32 sel)
 {
-    const rr_u64 x = ((rr_u64)b << 32) | a;
+    return __builtin_amdgcn_perm(s0, s1, sel);
+}
+#else
+RR_LIFT_FI rr_u32 rr_v_perm(rr_u32 s0, rr_u32 s1, rr_u32 sel)
+{
+    const rr_u64 x = ((rr_u64)s0 << 32) | s1;
     rr_u32 r = 0;
     for (int i = 0; i < 4; ++i) {
-        const rr_u32 sel = (c >> (4 * i)) & 0xfu;
-        rr_u32 byte = (rr_u32)(x >> (8 * (sel & 7u))) & 0xffu;
-        if (sel & 8u) byte = (byte & 0x80u) ? 0xffu : 0;
+        const rr_u32 k = (sel >> (8 * i)) & 0xffu;
+        const rr_u32 sign_bit = k < 12 ? 15u + 16u * (k & 1u) + 32u * ((k >> 1) & 1u) : 0u;
+        const rr_u32 byte = k < 8 ? (rr_u32)(x >> (8 * k)) & 0xffu
+                          : k < 12 ? ((x >> sign_bit) & 1u ? 0xffu : 0u)
+                          : k == 12 ? 0u : 0xffu;
         r |= byte << (8 * i);
     }
     return r;
+}
+#endif
+/* prmt (default mode): byte i of the result is byte c[4i+2:4i] of {b, a}, its sign
+ * replicated when c[4i+3] is set (PTX ISA 9.7.9.7). One v_perm_b32 (ZLUDA: prmt_b32):
+ * the nibble's byte index, or v_perm's sign selector where the byte is odd (its sign is
+ * bit 15 or 31 of a word); the sign of an even byte is replicated after the permute */
+RR_LIFT_FI rr_u32 rr_prmt_core(rr_u32 a, rr_u32 b, rr_u32 c)
+{
+    rr_u32 sel = 0, even_sign = 0;
+    for (int i = 0; i < 4; ++i) {
+        const rr_u32 n = (c >> (4 * i)) & 0xfu, at = n & 7u;
+        const bool odd_sign = (n & 8u) && (at & 1u);
+        sel |= (odd_sign ? 8u + at / 2u : at) << (8 * i);
+        if ((n & 8u) && !(at & 1u))
+            even_sign |= 0xffu << (8 * i);
+    }
+    const rr_u32 r = rr_v_perm(b, a, sel);
+    const rr_u32 signs = (r & even_sign & 0x80808080u) >> 7;
+    return (r & ~even_sign) | (signs * 0xffu);
+}
+RR_LIFT_OL rr_u32 rr_prmt_var(rr_u32 a, rr_u32 b, rr_u32 c) { return rr_prmt_core(a, b, c); }
+/* an immediate selector (the usual case) folds to the permute alone, inline; a register
+ * one is a call */
+RR_LIFT_FI rr_u32 rr_prmt(rr_u32 a, rr_u32 b, rr_u32 c)
+{
+    return __builtin_constant_p(c) ? rr_prmt_core(a, b, c) : rr_prmt_var(a, b, c);
 }
 RR_LIFT_FI rr_u32 rr_bfe_u32(rr_u32 a, rr_u32 pos, rr_u32 len)
 {
