@@ -306,6 +306,20 @@ RR_LIFT_FI void rr_fmode_leave(rr_u32 old) { _mm_setcsr(old); }
 RR_LIFT_FI rr_u32 rr_fmode_enter(void) { return 0; }
 RR_LIFT_FI void rr_fmode_leave(rr_u32 old) { (void)old; }
 #endif
+/* min/max on HIP: the hardware instruction (v_min_num_f32 / v_max_num_f32 on quieted
+ * inputs, where ZLUDA emits llvm.minimumnum / llvm.maximumnum): inline, a NaN or
+ * signed-zero result the hardware's, as in ZLUDA's translation. The host checks the same C
+ * with `-DRR_LIFT_F16_NATIVE` (libm's fminf/fmaxf) away from those two cases */
+#if defined(RR_LIFT_HIP)
+RR_LIFT_FI float rr_minnum(float a, float b) { return __builtin_fminf(a, b); }
+RR_LIFT_FI float rr_maxnum(float a, float b) { return __builtin_fmaxf(a, b); }
+#elif defined(RR_LIFT_F16_NATIVE)
+/* the operands quieted first, as LLVM does for v_min_num (libm's fminf gives NaN for a
+ * signalling operand) */
+RR_LIFT_FI float rr_quiet(float x) { return x != x ? rr_float(rr_bits(x) | 0x00400000u) : x; }
+RR_LIFT_FI float rr_minnum(float a, float b) { return __builtin_fminf(rr_quiet(a), rr_quiet(b)); }
+RR_LIFT_FI float rr_maxnum(float a, float b) { return __builtin_fmaxf(rr_quiet(a), rr_quiet(b)); }
+#else
 /* min/max ignoring one NaN, -0 below +0 (PTX ISA 9.7.3.10/11; ZLUDA: llvm.minimumnum) */
 RR_LIFT_OL float rr_minnum(float a, float b)
 {
@@ -321,6 +335,7 @@ RR_LIFT_OL float rr_maxnum(float a, float b)
     if (a == b) return (rr_bits(a) & 0x80000000u) ? b : a;
     return a > b ? a : b;
 }
+#endif
 /* f16 bits -> f32 (exact) */
 RR_LIFT_OL float rr_f16_to_f32_sw(rr_u32 h)
 {
@@ -497,6 +512,40 @@ RR_LIFT_FI rr_u32 rr_h_max_core(rr_u32 a, rr_u32 b)
     if (x == y) return (a & 0x8000u) ? b : a;
     return x > y ? a : b;
 }
+#if defined(RR_LIFT_HIP) || defined(RR_LIFT_F16_NATIVE)
+/* HIP: v_min_num_f16 / v_pk_min_num_f16 and the max forms, inline (ZLUDA: llvm.minimumnum
+ * on half and <2 x half>); NaN and signed-zero results the hardware's, as for f32 */
+#  if defined(RR_LIFT_HIP)
+RR_LIFT_FI rr_u32 rr_h_min(rr_u32 a, rr_u32 b) { return rr_hb(__builtin_fminf16(rr_hv(a), rr_hv(b))); }
+RR_LIFT_FI rr_u32 rr_h_max(rr_u32 a, rr_u32 b) { return rr_hb(__builtin_fmaxf16(rr_hv(a), rr_hv(b))); }
+RR_LIFT_FI rr_u32 rr_h2_min(rr_u32 a, rr_u32 b)
+{
+    return rr_hb2(__builtin_elementwise_min(rr_hv2(a), rr_hv2(b)));
+}
+RR_LIFT_FI rr_u32 rr_h2_max(rr_u32 a, rr_u32 b)
+{
+    return rr_hb2(__builtin_elementwise_max(rr_hv2(a), rr_hv2(b)));
+}
+#  else
+/* the host's libm has no f16 fmin: through f32 (exact: the result is an operand) */
+RR_LIFT_FI rr_u32 rr_h_min(rr_u32 a, rr_u32 b)
+{
+    return rr_hb((rr_h16)__builtin_fminf((float)rr_hv(a), (float)rr_hv(b)));
+}
+RR_LIFT_FI rr_u32 rr_h_max(rr_u32 a, rr_u32 b)
+{
+    return rr_hb((rr_h16)__builtin_fmaxf((float)rr_hv(a), (float)rr_hv(b)));
+}
+RR_LIFT_FI rr_u32 rr_h2_min(rr_u32 a, rr_u32 b)
+{
+    return rr_h_min(a & 0xffffu, b & 0xffffu) | (rr_h_min(a >> 16, b >> 16) << 16);
+}
+RR_LIFT_FI rr_u32 rr_h2_max(rr_u32 a, rr_u32 b)
+{
+    return rr_h_max(a & 0xffffu, b & 0xffffu) | (rr_h_max(a >> 16, b >> 16) << 16);
+}
+#  endif
+#else
 /* one out-of-line function per operation, the f16x2 form included: one call per PTX
  * instruction (each call costs the body its argument moves and a s_swappc) */
 RR_LIFT_OL rr_u32 rr_h_min(rr_u32 a, rr_u32 b) { return rr_h_min_core(a, b); }
@@ -509,6 +558,7 @@ RR_LIFT_OL rr_u32 rr_h2_max(rr_u32 a, rr_u32 b)
 {
     return rr_h_max_core(a & 0xffffu, b & 0xffffu) | (rr_h_max_core(a >> 16, b >> 16) << 16);
 }
+#endif
 /* an f16x2 operation: each half on its own */
 RR_LIFT_FI rr_u32 rr_h2(rr_u32 a, rr_u32 b, rr_u32 (*op)(rr_u32, rr_u32))
 {
