@@ -299,3 +299,14 @@ def _assert_error_points_into(e: ParseError, data: bytes) -> None:
     j = e.to_json()
     assert (j["line"], j["column"], j["message"]) == (e.line, e.column, e.message)
     assert j["line_text"] == e.line_text.rstrip("\r\n")[:400]
+
+
+def test_end_of_file_after_a_lone_carriage_return_points_into_its_line():
+    """Found by the mutation property above: a CRLF file cut before its closing brace and
+    ending in '\\r' reported column 2 of an empty last line."""
+    data = (ROOT / "corpus_fixtures" / "small" / "crlf.ptx").read_bytes()
+    cut = data[:data.rindex(b"}")] + b"\r"
+    for tail in (cut, cut[:-3] + b"\r"):                # an empty last line; "ret;" then '\r'
+        with pytest.raises(ParseError) as info:
+            parse(tail)
+        _assert_error_points_into(info.value, tail)

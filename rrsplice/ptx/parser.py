@@ -808,7 +808,7 @@ def _unterminated(text: str, pos: int):
         if ";" in seg:
             return None
         last = start + len(seg.rstrip())
-    return len(text), "unexpected end of file inside an instruction (missing ';'?)"
+    return len(text.rstrip("\r")), "unexpected end of file inside an instruction (missing ';'?)"
 
 
 def _unclosed_brace(text: str):
@@ -869,7 +869,8 @@ def _lark_error(exc: UnexpectedInput, text: str, name: str) -> ParseError:
             expected = ["'}'"]
         else:
             message = "unexpected end of file (truncated module?)"
-        return err(message, len(text), expected)
+        # a lone '\r' ending the file is no column of its line: point before it
+        return err(message, len(text.rstrip("\r")), expected)
 
     if isinstance(exc, UnexpectedCharacters):
         pos = cast(int, exc.pos_in_stream)  # set on every raised instance
