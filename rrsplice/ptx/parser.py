@@ -761,12 +761,16 @@ def _decode(data: bytes, name: str) -> str:
 
 
 def _position(text: str, pos: int):
+    """(line, column, line text) of offset `pos`. A '\r' ending the line is no column of
+    it: a position past one (the end of a file whose last line is a lone '\r') is the
+    column after the line's last character."""
     line = text.count("\n", 0, pos) + 1
     line_start = text.rfind("\n", 0, pos) + 1
     line_end = text.find("\n", pos)
     if line_end < 0:
         line_end = len(text)
-    return line, pos - line_start + 1, text[line_start:line_end]
+    line_text = text[line_start:line_end]
+    return line, min(pos - line_start, len(line_text.rstrip("\r"))) + 1, line_text
 
 
 def _raise_at(text, pos, name, message, expected):
@@ -808,7 +812,7 @@ def _unterminated(text: str, pos: int):
         if ";" in seg:
             return None
         last = start + len(seg.rstrip())
-    return len(text.rstrip("\r")), "unexpected end of file inside an instruction (missing ';'?)"
+    return len(text), "unexpected end of file inside an instruction (missing ';'?)"
 
 
 def _unclosed_brace(text: str):
@@ -869,8 +873,7 @@ def _lark_error(exc: UnexpectedInput, text: str, name: str) -> ParseError:
             expected = ["'}'"]
         else:
             message = "unexpected end of file (truncated module?)"
-        # a lone '\r' ending the file is no column of its line: point before it
-        return err(message, len(text.rstrip("\r")), expected)
+        return err(message, len(text), expected)
 
     if isinstance(exc, UnexpectedCharacters):
         pos = cast(int, exc.pos_in_stream)  # set on every raised instance
