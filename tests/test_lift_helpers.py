@@ -302,13 +302,13 @@ def _check_min_max(helpers, form, width, a, b):
     0x7fffffff."""
     got = helpers(form, list(zip(map(int, a), map(int, b), strict=True)))
     is_max = form.startswith("max")
-    ftype, mask = (np.float16, 0xFFFF) if width == 16 else (np.float32, 0xFFFFFFFF)
+    utype, ftype = (np.uint16, np.float16) if width == 16 else (np.uint32, np.float32)
+    mask = (1 << width) - 1
     checked = 0
     for ai, bi, g in zip(a, b, got, strict=True):
         for sh in range(0, 32, width):
             xa, xb = int(ai) >> sh & mask, int(bi) >> sh & mask
-            x = np.array([xa]).astype(np.uint32 if width == 32 else np.uint16).view(ftype)[0]
-            y = np.array([xb]).astype(np.uint32 if width == 32 else np.uint16).view(ftype)[0]
+            x, y = utype(xa).view(ftype), utype(xb).view(ftype)
             want = _min_max_ref(x, y, is_max)
             gh = int(g) >> sh & mask
             both_zero = x == 0 and y == 0
@@ -319,8 +319,7 @@ def _check_min_max(helpers, form, width, a, b):
             if both_zero and not helpers.canonical_nan:
                 assert gh & (mask >> 1) == 0, (form, xa, xb, gh)
                 continue
-            wbits = int(np.array([want], dtype=ftype).view(
-                np.uint16 if width == 16 else np.uint32)[0])
+            wbits = int(ftype(want).view(utype))
             assert gh == wbits, (form, hex(xa), hex(xb), hex(gh), hex(wbits))
             checked += 1
     assert checked > len(a) // 2

@@ -512,6 +512,11 @@ RR_LIFT_FI rr_u32 rr_h_max_core(rr_u32 a, rr_u32 b)
     if (x == y) return (a & 0x8000u) ? b : a;
     return x > y ? a : b;
 }
+/* an f16x2 operation: each half on its own */
+RR_LIFT_FI rr_u32 rr_h2(rr_u32 a, rr_u32 b, rr_u32 (*op)(rr_u32, rr_u32))
+{
+    return op(a & 0xffffu, b & 0xffffu) | (op(a >> 16, b >> 16) << 16);
+}
 #if defined(RR_LIFT_HIP) || defined(RR_LIFT_F16_NATIVE)
 /* HIP: v_min_num_f16 / v_pk_min_num_f16 and the max forms, inline (ZLUDA: llvm.minimumnum
  * on half and <2 x half>); NaN and signed-zero results the hardware's, as for f32 */
@@ -536,34 +541,17 @@ RR_LIFT_FI rr_u32 rr_h_max(rr_u32 a, rr_u32 b)
 {
     return rr_hb((rr_h16)__builtin_fmaxf((float)rr_hv(a), (float)rr_hv(b)));
 }
-RR_LIFT_FI rr_u32 rr_h2_min(rr_u32 a, rr_u32 b)
-{
-    return rr_h_min(a & 0xffffu, b & 0xffffu) | (rr_h_min(a >> 16, b >> 16) << 16);
-}
-RR_LIFT_FI rr_u32 rr_h2_max(rr_u32 a, rr_u32 b)
-{
-    return rr_h_max(a & 0xffffu, b & 0xffffu) | (rr_h_max(a >> 16, b >> 16) << 16);
-}
+RR_LIFT_FI rr_u32 rr_h2_min(rr_u32 a, rr_u32 b) { return rr_h2(a, b, rr_h_min); }
+RR_LIFT_FI rr_u32 rr_h2_max(rr_u32 a, rr_u32 b) { return rr_h2(a, b, rr_h_max); }
 #  endif
 #else
 /* one out-of-line function per operation, the f16x2 form included: one call per PTX
  * instruction (each call costs the body its argument moves and a s_swappc) */
 RR_LIFT_OL rr_u32 rr_h_min(rr_u32 a, rr_u32 b) { return rr_h_min_core(a, b); }
 RR_LIFT_OL rr_u32 rr_h_max(rr_u32 a, rr_u32 b) { return rr_h_max_core(a, b); }
-RR_LIFT_OL rr_u32 rr_h2_min(rr_u32 a, rr_u32 b)
-{
-    return rr_h_min_core(a & 0xffffu, b & 0xffffu) | (rr_h_min_core(a >> 16, b >> 16) << 16);
-}
-RR_LIFT_OL rr_u32 rr_h2_max(rr_u32 a, rr_u32 b)
-{
-    return rr_h_max_core(a & 0xffffu, b & 0xffffu) | (rr_h_max_core(a >> 16, b >> 16) << 16);
-}
+RR_LIFT_OL rr_u32 rr_h2_min(rr_u32 a, rr_u32 b) { return rr_h2(a, b, rr_h_min_core); }
+RR_LIFT_OL rr_u32 rr_h2_max(rr_u32 a, rr_u32 b) { return rr_h2(a, b, rr_h_max_core); }
 #endif
-/* an f16x2 operation: each half on its own */
-RR_LIFT_FI rr_u32 rr_h2(rr_u32 a, rr_u32 b, rr_u32 (*op)(rr_u32, rr_u32))
-{
-    return op(a & 0xffffu, b & 0xffffu) | (op(a >> 16, b >> 16) << 16);
-}
 #if !defined(RR_LIFT_F16_HW)
 RR_LIFT_FI rr_u32 rr_h2_add(rr_u32 a, rr_u32 b) { return rr_h2(a, b, rr_h_add_sw); }
 RR_LIFT_FI rr_u32 rr_h2_sub(rr_u32 a, rr_u32 b) { return rr_h2(a, b, rr_h_sub_sw); }
