@@ -177,6 +177,24 @@ def test_cvt_rn_f16_f32_random_and_every_f16_boundary(helpers):
         np.isnan(_f16(got[nan])).all()
 
 
+def test_cvt_rn_f16x2_f32_both_halves(helpers):
+    """cvt.rn.f16x2.f32 d, a, b: d's upper half is a rounded, its lower half b (PTX ISA
+    9.7.9.21), each to nearest even; ties, overflow and f16 subnormals in both operands."""
+    rng = np.random.default_rng(4)
+    h = _f16(np.arange(0, 0x7BFF, 11, dtype=np.uint32)).astype(np.float64)
+    mids = ((h[:-1] + h[1:]) / 2).astype(np.float32).view(np.uint32)
+    pool = np.concatenate([rng.integers(0, 2 ** 32, 6000, dtype=np.uint64).astype(np.uint32),
+                           mids, mids | np.uint32(0x80000000)])
+    a, b = rng.permutation(pool), rng.permutation(pool)
+    got = np.array(helpers("cvt.rn.f16x2.f32", [(int(x), int(y)) for x, y in zip(a, b, strict=True)]),
+                   dtype=np.uint32)
+    for half, src in ((got >> 16, a), (got & 0xFFFF, b)):
+        want = src.view(np.float32).astype(np.float16).view(np.uint16).astype(np.uint32)
+        nan = np.isnan(src.view(np.float32))
+        assert (half[~nan] == want[~nan]).all()
+        assert np.isnan(_f16(half[nan])).all()
+
+
 @pytest.mark.parametrize("form,op", [("add.f16x2", np.add), ("sub.f16x2", np.subtract),
                                      ("mul.f16x2", np.multiply)])
 def test_f16x2_arithmetic_random_pairs(helpers, form, op):

@@ -1,8 +1,9 @@
-"""The HIP build of prmt and min/max is the hardware instruction inline, not a call: a
-lifted function with immediate-selector prmt, a register-selector prmt and the f32/f16x2
-min/max, compiled for gfx1201 (clang-19 -O2), has one v_perm_b32 per immediate prmt, the
-v_min/max_num instructions, and exactly one call (the register-selector prmt's). What the
-instructions compute is checked on the host (tests/test_lift_helpers.py)."""
+"""What the HIP build of a lifted function compiles to on gfx1201 (clang-19 -O2, llc-19):
+prmt and min/max are the hardware instructions inline, not calls (one v_perm_b32 per
+immediate prmt, the v_min/max_num instructions, one call for a register-selector prmt);
+warp-wide butterflies are DPP or v_permlanex16 moves, not ds_bpermute; b16 packs and
+cvt.rn.f16x2.f32 carry no masks or shifts. What the instructions compute is checked on the
+host (tests/test_lift_helpers.py, tests/test_lift_shfl.py)."""
 
 from __future__ import annotations
 
@@ -71,3 +72,64 @@ def test_prmt_and_min_max_are_inline_instructions(tmp_path: Path):
     assert "v_pk_max_num_f16" in ops and "v_pk_min_num_f16" in ops, ops
     # llc may fuse the f32 max and min into one v_maxmin_num_f32
     assert any(re.match(r"v_(max|min|maxmin|minmax)_num_f32", o) for o in ops), ops
+
+
+def _compile_hip(tmp_path: Path, ptx: str, name: str) -> list:
+    """the mnemonics of the lifted function `name`, compiled for gfx1201"""
+    require_clang19()
+    clang, llc = shutil.which("clang-19"), shutil.which("llc-19")
+    fn = next(iter(parse(ptx.encode(), filename=f"{name}.ptx").functions))
+    lifted = lift_function(fn, f"{name}.ptx")
+    (tmp_path / "rr_lift.h").write_text(header_text(lifted.rows))
+    (tmp_path / "body.hip").write_text('#include "rr_lift.h"\n' + (lifted.ret_struct or "")
+                                       + "\n" + lifted.text)
+    for cmd in ([clang, *HIP, "body.hip", "-o", "body.bc"], [llc, *LLC, "body.bc", "-o", "body.s"]):
+        subprocess.run(cmd, cwd=tmp_path, check=True, capture_output=True, text=True)
+    asm = (tmp_path / "body.s").read_text()
+    caller = next(n for n in re.findall(r"^([A-Za-z_][\w.]*):", asm, re.M) if name in n)
+    return re.findall(r"^\s+([sv]_\w+|ds_\w+)(.*)$", _function_asm(asm, caller), re.M)
+
+
+def test_butterflies_are_lane_moves_not_lds_permutes(tmp_path: Path):
+    """Every warp-wide butterfly of tests/test_lift_shfl.py is one DPP row_xmask move (K <
+    16) or one v_permlanex16 (K >= 16); only the four look-alikes go through ds_bpermute."""
+    from test_lift_shfl import _XOR_CASES, _xor_ptx
+    ops = _compile_hip(tmp_path, _xor_ptx(), "bfx")
+    masks = {int(m) for op, rest in ops if op == "v_mov_b32_dpp"
+             for m in re.findall(r"row_xmask:(\d+)", rest)}
+    assert masks == set(range(1, 16)), ops
+    assert sum(op.startswith("v_permlanex16") for op, _ in ops) == 16, ops
+    general = sum(how == "general" for *_, how in _XOR_CASES)
+    assert sum(op == "ds_bpermute_b32" for op, _ in ops) == general, ops
+
+
+PACKS = ".version 8.7\n.target sm_90\n.address_size 64\n" + textwrap.dedent("""\
+    .visible .func (.param .b32 out) packs(.param .b32 a, .param .b32 b)
+    {
+        .reg .b32 %r<9>;
+        .reg .b16 %h<3>;
+        .reg .f32 %f<3>;
+        ld.param.u32 %r1, [a];
+        ld.param.u32 %r2, [b];
+        cvt.rn.satfinite.e4m3x2.f16x2 %h1, %r1;
+        cvt.rn.satfinite.relu.e4m3x2.f16x2 %h2, %r2;
+        mov.b32 %r3, {%h1, %h2};
+        mov.b32 %f1, %r1;
+        mov.b32 %f2, %r3;
+        cvt.rn.f16x2.f32 %r4, %f1, %f2;
+        xor.b32 %r5, %r4, %r3;
+        st.param.b32 [out], %r5;
+        ret;
+    }
+    """)
+
+
+def test_conversions_pass_one_register_and_pack_without_masks(tmp_path: Path):
+    """The two e4m3x2 conversions are calls whose 16-bit results pack with one v_perm_b32
+    and no mask, and cvt.rn.f16x2.f32 is two conversions and a v_pack_b32_f16 (no shift,
+    mask or or)."""
+    ops = [op for op, _ in _compile_hip(tmp_path, PACKS, "packs")]
+    assert ops.count("s_swappc_b64") == 2, ops
+    assert ops.count("v_perm_b32") == 1, ops
+    assert ops.count("v_pack_b32_f16") == 1, ops
+    assert not {"v_and_b32_e32", "v_lshl_or_b32", "v_or_b32_e32", "v_lshlrev_b32_e32"} & set(ops), ops

@@ -11,6 +11,7 @@ from ..ptx.isa import ptx_type
 from . import names
 from .denorm import mode_blockers, uses_ftz
 from .flush import constant_registers, never_subnormal
+from .lanes import lane_xor_registers
 from .lower import Context, LiftError, lower
 from .regs import RegTypes, class_of
 from .semantics import C_TYPES
@@ -67,7 +68,8 @@ def lift_function(fn, path: str, sections: dict | None = None, mma_hook=None,
     ctx = Context(regs=regs, params=params, ret_param=rname, path=path,
                   module=module or fn.module, mma_hook=mma_hook, locate=locate,
                   never_subnormal=safe, flush_by_mode=by_mode,
-                  constants=constant_registers(fn) if by_mode else {})
+                  constants=constant_registers(fn) if by_mode else {},
+                  lane_xor=lane_xor_registers(fn))
     for st in fn.statements:
         if not st.is_label and st.view.targets:
             ctx.targets.update(st.view.targets)

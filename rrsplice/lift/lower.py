@@ -20,6 +20,7 @@ from ..ptx.model import Address, Imm, Negated, ParenList, PredPair, Reg, Sink, S
 from . import names
 from .denorm import keeps_software_flush
 from .flush import register_key
+from .lanes import butterfly_distance
 from .regs import RegTypes, convert
 from .semantics import C_TYPES, lookup, row_form, with_software_flush, without_input_flush
 
@@ -51,6 +52,7 @@ class Context:
     never_subnormal: frozenset = frozenset()   # registers no statement leaves subnormal
     flush_by_mode: bool = False            # .ftz through the mode register (lift.denorm)
     constants: dict = field(default_factory=dict)  # registers only set to immediates
+    lane_xor: dict = field(default_factory=dict)   # registers holding laneid ^ K (lift.lanes)
     mma_hook: Callable | None = None       # staging: replaces the mma lowering
     locate: Callable | None = None         # statement -> (path, line, column, context)
 
@@ -329,6 +331,9 @@ def _mov(ctx, st) -> list:
         part = {2: {"u32": "u16", "u64": "u32"}, 4: {"u32": "u8", "u64": "u16"}}
         pcls = part.get(len(src.items), {}).get(cls) or refuse(ctx, st, "packing")
         bits = TYPES[pcls].bits
+        if (cls, pcls) == ("u32", "u16"):
+            lo, hi = (value(ctx, st, x, pcls) for x in src.items)
+            return [assign(ctx, st, dst, f"rr_pack_b16x2({lo}, {hi})", cls)]
         terms = [f"(({C_TYPES[cls]}){value(ctx, st, x, pcls)} << {bits * i})" if i else
                  f"({C_TYPES[cls]}){value(ctx, st, x, pcls)}" for i, x in enumerate(src.items)]
         return [assign(ctx, st, dst, " | ".join(terms), cls)]
@@ -378,6 +383,10 @@ def _shfl(ctx, st) -> list:
         refuse(ctx, st, "shfl.sync takes d, a, b, c, membermask")
     d, p = (ops[0].first, ops[0].second) if isinstance(ops[0], PredPair) else (ops[0], None)
     a, b, c, m = (value(ctx, st, o, "u32") for o in ops[1:])
+    k = butterfly_distance(mode, ops[2], ops[3], ops[4], ctx.lane_xor)
+    if k is not None and (p is None or isinstance(p, Sink)):
+        return [assign(ctx, st, d, f"rr_shfl_xor({k}, {_SHFL_MODES[mode]}, {a}, {b}, {c}, {m})",
+                       "u32")]
     if p is None or isinstance(p, Sink):
         return [assign(ctx, st, d, f"rr_shfl({_SHFL_MODES[mode]}, {a}, {b}, {c}, {m}, 0)",
                        "u32")]
