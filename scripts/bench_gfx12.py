@@ -435,6 +435,11 @@ def bench_region(recipe: Path, tmp: Path, per_phase: bool = False) -> dict:
     row["per_wmma_whole"] = round(full["instructions"] / w, 1) if w else None
     row["phase_per_wmma"] = round(row["phase"]["instructions"] / w, 1) if w else None
     row["phase_other_per_wmma"] = round((row["phase"]["instructions"] - w) / w, 1) if w else None
+    # the f16 round trip of the accumulators (each k32 step rounds its 8 sums per lane to
+    # f16 and widens them for the next: the bit-exact sequence's own v_cvt) apart
+    row["phase_cvt_per_wmma"] = round(row["phase"]["cvt_f16"] / w, 1) if w else None
+    row["phase_net_per_wmma"] = round((row["phase"]["instructions"] - w - row["phase"]["cvt_f16"])
+                                      / w, 1) if w else None
     if per_phase:
         row["per_phase_wmma"] = {f"p{x.index}": (x.wmmas, out[f"p{x.index}"]["v_wmma"])
                                  for x in body.wmma}
@@ -443,19 +448,20 @@ def bench_region(recipe: Path, tmp: Path, per_phase: bool = False) -> dict:
 
 def region_table(rows: list) -> str:
     out = ["| recipe | WMMA phases / phases | v_wmma (expected) | instructions | per WMMA | "
-           "phase code instr. (by line) | phase code per WMMA (other) | phase ds_bpermute | "
+           "phase code instr. (by line) | phase code per WMMA (other) | phase f16 round "
+           "trip v_cvt per WMMA | phase other per WMMA without it | phase ds_bpermute | "
            "phase v_cndmask | phase v_perm | phase LDS reads / writes | phase global loads | "
            "whole ds_bpermute / v_cndmask | body VGPRs, scratch bytes | spills (body, of "
            "which phase code) | kernel: waves/SIMD, body LDS | clang+llc CPU s |",
-           "|" + " --- |" * 17]
+           "|" + " --- |" * 19]
     for r in rows:
         f, ph, pl = r["full"], r["phase"], r["phase_by_line"]
         out.append(
             f"| {r['recipe']} | {r['wmma_phases']} / {r['phases']} | {f['v_wmma']} "
             f"({r['expected_wmma']}) | {f['instructions']:,} | {r['per_wmma_whole']} | "
             f"{ph['instructions']:,} ({pl['instructions']:,}) | {r['phase_per_wmma']} "
-            f"({r['phase_other_per_wmma']}) | "
-            f"{pl['ds_bpermute']} | {pl['v_cndmask']} | {pl['v_perm']} | "
+            f"({r['phase_other_per_wmma']}) | {r['phase_cvt_per_wmma']} | "
+            f"{r['phase_net_per_wmma']} | {pl['ds_bpermute']} | {pl['v_cndmask']} | {pl['v_perm']} | "
             f"{ph['lds_reads']} / {ph['lds_writes']} | {ph['global_loads']} | "
             f"{f['ds_bpermute']} / {f['v_cndmask']} | {f['body_vgprs']}, "
             f"{f['body_scratch_bytes']} | {f['body_spills']} ({f['body_spills'] - r['stub']['body_spills']}) | "
@@ -486,7 +492,9 @@ def main(argv=None) -> int:
                 r = bench_region(Path(rp), tmp, args.per_phase)
                 rows.append(r)
                 print(f"{rp}: {r['full']['v_wmma']} v_wmma, {r['per_wmma_whole']} per WMMA, "
-                      f"phase code {r['phase_per_wmma']} per WMMA", file=sys.stderr)
+                      f"phase code {r['phase_per_wmma']} per WMMA ({r['phase_other_per_wmma']} "
+                      f"other: {r['phase_cvt_per_wmma']} f16 round trip, "
+                      f"{r['phase_net_per_wmma']} the rest)", file=sys.stderr)
         print(region_table(rows))
         if args.json:
             Path(args.json).write_text(json.dumps({"regions": rows}, indent=1) + "\n")
