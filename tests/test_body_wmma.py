@@ -411,18 +411,20 @@ def emulate_phase(recipe: Path, tmp: Path, seed: int = 0):
             calls.append((v[:32], v[32:]))
         else:
             rets[(w[1], int(w[2]))] = int(w[3])
-    # every WMMA operand register: exactly a 16x16 block of A and of B, in the RDNA4 layout
-    # (A[m][k] = byte k & 7 of lane m + 16 (k >> 3); B likewise with n), read off the lanes
+    # every WMMA operand register: exactly a 16x16 block of B^T and of A^T (the body computes
+    # each tile transposed, D^T = B^T A^T + C^T), in the RDNA4 layout (first operand X[r][k]
+    # = byte k & 7 of lane r + 16 (k >> 3); the second Y[k][c] likewise with c), read off
+    # the lanes
     seen = []
-    for a_regs, b_regs in calls:
-        wa = np.array([[(a_regs[m + 16 * (k >> 3)] >> (8 * (k & 7))) & 0xFF for k in range(16)]
-                       for m in range(16)], dtype=np.uint8)
-        wb = np.array([[(b_regs[n + 16 * (k >> 3)] >> (8 * (k & 7))) & 0xFF for n in range(16)]
+    for x_regs, y_regs in calls:
+        wx = np.array([[(x_regs[r + 16 * (k >> 3)] >> (8 * (k & 7))) & 0xFF for k in range(16)]
+                       for r in range(16)], dtype=np.uint8)
+        wy = np.array([[(y_regs[c + 16 * (k >> 3)] >> (8 * (k & 7))) & 0xFF for c in range(16)]
                        for k in range(16)], dtype=np.uint8)
         at = [(m0, k0) for m0 in range(0, p.m, 16) for k0 in range(0, p.k, 16)
-              if (a_mat[m0:m0 + 16, k0:k0 + 16] == wa).all()]
+              if (a_mat[m0:m0 + 16, k0:k0 + 16].T == wy).all()]
         bt = [(k0, n0) for k0 in range(0, p.k, 16) for n0 in range(0, p.n, 16)
-              if (b_mat[k0:k0 + 16, n0:n0 + 16] == wb).all()]
+              if (b_mat[k0:k0 + 16, n0:n0 + 16].T == wx).all()]
         assert len(at) == 1 and len(bt) == 1, "an operand is not one block of the matrix"
         assert at[0][1] == bt[0][0], "A and B of one WMMA at different k"
         seen.append((at[0][0], bt[0][1], at[0][1]))

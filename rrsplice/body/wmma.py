@@ -13,9 +13,11 @@ each element's sum is the same as in its own mma.
 
 The body works through the phase in n16 blocks: stage the block's B fragments (a 16 x K
 image, n-major so a lane's eight k are contiguous) and its chains' C seeds (widened to f32,
-column-major, so a lane's eight accumulators are 32 contiguous bytes), load the block's B
-operands once, run every (row tile, k step) of the block, and read the block's final D
-back in the NVIDIA D layout through an f16 image. Where the region loads B itself from the
+row-major), load the block's B operands once, run every (row tile, k step) of the block,
+and read the block's final D back in the NVIDIA D layout through a row-major f16 image. The
+WMMAs compute each tile transposed (B's operand in the A position): a lane's accumulators
+are then one row's eight consecutive columns, so seeds and D move as one vector per lane
+and an NVIDIA C register (two adjacent columns of one row) as one word. Where the region loads B itself from the
 weight image, the B operands are read from there in the WMMA layout instead
 (rrsplice.body.wmma_b), and nothing of B is staged. A phase this program cannot express (a
 chain that is not one (m, n) tile walked in k order, B fed from an earlier D, N not a
@@ -86,9 +88,9 @@ def direct_d(p: BodyPlan, blocks: list) -> DirectD | None:
     acc = rl.layout("C")
     for lane in range(32):
         for v in range(8):
-            row, col = acc.coord(lane, v, 0)
-            if lay.owner(row % 16, col % 8) != (4 * v + ((lane & 7) >> 1), lane >> 4, lane & 1) \
-                    or col // 8 != (lane >> 3) & 1:
+            col, row = acc.coord(lane, v, 0)   # the tile is computed transposed
+            if lay.owner(row % 16, col % 8) != (4 * (lane & 7) + v // 2, (lane >> 3) & 1, v & 1) \
+                    or col // 8 != lane >> 4:
                 return None
     off = {}
     for blk in blocks:
@@ -188,8 +190,8 @@ def wmma_program(plan: BodyPlan) -> WmmaProgram:
         notes.append(f"B: the region's loads, staged through LDS ({direct.why})")
         direct = None
     slots = direct_d(p, blocks)
-    # the layout of the images: f32 seeds before f16 (a 16-bit store per element and a
-    # shift per high half cost more than D's way out), then D straight into the slots (the A
+    # the layout of the images: f32 seeds before f16 (a widening per element on the
+    # WMMA side costs more than D's way out), then D straight into the slots (the A
     # image then out of them) before D through an image, but never at the cost of a
     # workgroup per WGP (LDS-limited, with the recipe's scratch array, which shares the
     # workgroup's LDS)
@@ -320,10 +322,6 @@ RR_FI rr_u64 rr_ld_global_b64(rr_u64 addr, int off)
 {
     return *(const __attribute__((address_space(1))) rr_u64 *)(__SIZE_TYPE__)(addr + off);
 }
-RR_FI void rr_st_shared_b16(rr_u32 addr, rr_u16 v)
-{
-    *(__attribute__((address_space(3))) rr_u16 *)(__SIZE_TYPE__)addr = v;
-}
 #  else
 /* host wave emulation (tests): accumulators in double; the WMMA is the test's stand-in,
  * which sees every lane's operand registers */
@@ -351,7 +349,6 @@ RR_FI rr_u64 rr_ld_global_b64(rr_u64 addr, int off)
     __builtin_memcpy(&v, (const void *)(__SIZE_TYPE__)(addr + off), 8);
     return v;
 }
-RR_FI void rr_st_shared_b16(rr_u32 addr, rr_u16 v) { __builtin_memcpy(rr_shared_ptr(addr), &v, 2); }
 #  endif
 
 /* the lane's WMMA A operand of tile (m0, k0): eight consecutive k of one image row */
@@ -371,53 +368,62 @@ RR_FI rr_u64 rr_wmma_load_b_global(rr_u64 wb, int c0, int c1)
 {
     return (rr_u64)rr_ld_global_b32(wb, c0) | (rr_u64)rr_ld_global_b32(wb, c1) << 32;
 }
-/* the C seeds of rows m0..m0+15 of a block, from its seed image (accumulator type,
- * column-major with m rows per column: a lane's eight accumulators are one column's eight
- * consecutive rows, one vector load) */
-RR_FI rr_acc8 rr_wmma_load_c(const rr_accf *cs, int m, int lane, int m0)
+/* The WMMAs compute each tile transposed, D^T = B^T A^T + C^T: a lane's B operand (column
+ * i of B, eight k) is the A operand of B^T in the A layout, its A operand (row i of A) the
+ * B operand of A^T, so the loads are the same, and the lane's eight accumulators are then
+ * row i of D, eight consecutive columns: C seeds and D move through row-major images as
+ * one vector each, and an NVIDIA C/D register's two halves (one row's adjacent columns)
+ * as one word. Accumulator v of a lane is D[m0 + @C_COL@][@C_ROW@ + v]. */
+/* the C seeds of rows m0..m0+15 of a block, from its row-major seed image (accumulator
+ * type, 16 columns): a lane's eight accumulators, one vector load */
+RR_FI rr_acc8 rr_wmma_load_c(const rr_accf *cs, int lane, int m0)
 {
-    return *(const rr_acc8 *)__builtin_assume_aligned(cs + (@C_COL@) * m + m0 + @C_ROW@,
+    return *(const rr_acc8 *)__builtin_assume_aligned(cs + (m0 + @C_COL@) * 16 + @C_ROW@,
                                                       sizeof(rr_acc8) / 2);
 }
-/* the same for a seed image of eight rows (every row block seeded by one register) */
+/* the same for a seed image of eight rows (every row block seeded by one register: row r
+ * of any tile is image row r & 7) */
 RR_FI rr_acc8 rr_wmma_load_c8(const rr_accf *cs, int lane)
 {
-    return *(const rr_acc8 *)__builtin_assume_aligned(cs + (@C_COL@) * 8, sizeof(rr_acc8) / 2);
+    return *(const rr_acc8 *)__builtin_assume_aligned(cs + ((@C_COL@) & 7) * 16 + @C_ROW@,
+                                                      sizeof(rr_acc8) / 2);
 }
 /* the same from an f16 seed image (where the f32 one does not fit in LDS): the lane's eight
  * f16 seeds one 16-byte load, widened (exactly) */
-RR_FI rr_acc8 rr_wmma_load_c16(const rr_u16 *cs, int m, int lane, int m0)
+RR_FI rr_acc8 rr_wmma_widen_c16(const rr_u16 *at)
 {
-    const rr_u16 *col = (const rr_u16 *)__builtin_assume_aligned(
-        cs + (@C_COL@) * m + m0 + @C_ROW@, 16);
+    const rr_u16 *row = (const rr_u16 *)__builtin_assume_aligned(at, 16);
     rr_acc8 c;
     for (int v = 0; v < 8; ++v)
-        c[v] = rr_acc_from_f16(col[v]);
+        c[v] = rr_acc_from_f16(row[v]);
     return c;
+}
+RR_FI rr_acc8 rr_wmma_load_c16(const rr_u16 *cs, int lane, int m0)
+{
+    return rr_wmma_widen_c16(cs + (m0 + @C_COL@) * 16 + @C_ROW@);
 }
 RR_FI rr_acc8 rr_wmma_load_c16_8(const rr_u16 *cs, int lane)
 {
-    const rr_u16 *col = (const rr_u16 *)__builtin_assume_aligned(cs + (@C_COL@) * 8, 16);
-    rr_acc8 c;
-    for (int v = 0; v < 8; ++v)
-        c[v] = rr_acc_from_f16(col[v]);
-    return c;
+    return rr_wmma_widen_c16(cs + ((@C_COL@) & 7) * 16 + @C_ROW@);
 }
-/* a tile's D, rounded to f16, into the block's row-major f16 D image (16 columns) */
+/* a tile's D, rounded to f16, into the block's row-major f16 D image (16 columns): the
+ * lane's eight values are 16 consecutive bytes, one store */
 RR_FI void rr_wmma_store_d(rr_u16 *dimg, int lane, int m0, rr_acc8 d)
 {
+    rr_u16 h[8];
     for (int v = 0; v < 8; ++v)
-        dimg[(m0 + @C_ROW@ + v) * 16 + @C_COL@] = rr_acc_to_f16(d[v]);
+        h[v] = rr_acc_to_f16(d[v]);
+    __builtin_memcpy(__builtin_assume_aligned(dimg + (m0 + @C_COL@) * 16 + @C_ROW@, 16), h, 16);
 }
-/* one m16n8k32 e4m3 step of a 16x16 tile (two NVIDIA n8 mma): C widened to f32 (the
- * accumulators), two k16 WMMAs, the result rounded to f16 */
+/* one m16n8k32 e4m3 step of a 16x16 tile (two NVIDIA n8 mma), transposed: C widened to f32
+ * (the accumulators), two k16 WMMAs (B's operand first), the result rounded to f16 */
 RR_FI rr_acc8 rr_wmma_k32(rr_acc8 acc, const rr_u8 *a_img, int lda, rr_u64 b0, rr_u64 b1,
                           int lane, int m0, int k0)
 {
     const rr_u64 a0 = rr_wmma_load_a(a_img, lda, lane, m0, k0);
     const rr_u64 a1 = rr_wmma_load_a(a_img, lda, lane, m0, k0 + 16);
-    acc = rr_wmma_fp8(a0, b0, acc, lane);
-    acc = rr_wmma_fp8(a1, b1, acc, lane);
+    acc = rr_wmma_fp8(b0, a0, acc, lane);
+    acc = rr_wmma_fp8(b1, a1, acc, lane);
     return rr_acc_round_f16(acc);
 }
 /* one 16x16 tile of a block from its C seeds: `ksteps` k32 steps with the block's B
@@ -430,13 +436,15 @@ RR_FI rr_acc8 rr_wmma_tile(const rr_u8 *a_img, int lda, const rr_u64 *bop, rr_ac
         acc = rr_wmma_k32(acc, a_img, lda, bop[2 * s], bop[2 * s + 1], lane, m0, 32 * s);
     return acc;
 }
-/* a tile's D straight into the return slots: accumulator v of this lane is f16 half
- * (lane & 1) of NVIDIA lane 4 v + ((lane & 7) >> 1)'s D register (lane >> 4) of n8 half
- * ((lane >> 3) & 1); `at` is its address for v = 0, `step` the bytes of four slots */
+/* a tile's D straight into the return slots: accumulators 2t and 2t + 1 of this lane are
+ * the two halves of NVIDIA lane 4 (i & 7) + t's D register i >> 3 of n8 half h (i = lane &
+ * 15, h = lane >> 4), one 4-byte store each; `at` is the address for t = 0, `step` the
+ * bytes of one slot */
 RR_FI void rr_wmma_store_d_slots(rr_u32 at, rr_u32 step, rr_acc8 d)
 {
-    for (int v = 0; v < 8; ++v)
-        rr_st_shared_b16(at + (rr_u32)v * step, rr_acc_to_f16(d[v]));
+    for (int t = 0; t < 4; ++t)
+        rr_st_shared_b32(at + (rr_u32)t * step, (rr_u32)rr_acc_to_f16(d[2 * t])
+                         | (rr_u32)rr_acc_to_f16(d[2 * t + 1]) << 16);
 }
 
 @PLACE_B@
@@ -464,23 +472,21 @@ RR_FI void rr_stage_a_w(rr_u8 *img, int ld, int lane, int m0, int k0, int reg, r
     rr_u8 *at = img + (m0 + rr_a_row(lane, 4 * reg)) * ld + k0 + rr_a_col(lane, 4 * reg);
     __builtin_memcpy(__builtin_assume_aligned(at, 4), &v, 4);
 }
-/* one NVIDIA C (f16x2) register of tile (m0, n0 of the block) -> the block's seed image,
- * widened (exactly) to the accumulator type */
-RR_FI void rr_stage_c(rr_accf *cs, int m, int lane, int m0, int n0, int reg, rr_u32 v)
+/* one NVIDIA C (f16x2) register of tile (m0, n0 of the block) -> the block's row-major
+ * seed image, widened (exactly) to the accumulator type: its two halves are one row's
+ * adjacent columns, the first even (checked as for rr_read_d2), one 2-element store */
+RR_FI void rr_stage_c(rr_accf *cs, int lane, int m0, int n0, int reg, rr_u32 v)
 {
-    for (int e = 0; e < 2; ++e) {
-        const int i = 2 * reg + e;
-        cs[(n0 + rr_d_col(lane, i)) * m + m0 + rr_d_row(lane, i)] =
-            rr_acc_from_f16((rr_u16)(v >> (16 * e)));
-    }
+    const rr_accf pair[2] = {rr_acc_from_f16((rr_u16)v), rr_acc_from_f16((rr_u16)(v >> 16))};
+    __builtin_memcpy(__builtin_assume_aligned(
+        cs + (m0 + rr_d_row(lane, 2 * reg)) * 16 + n0 + rr_d_col(lane, 2 * reg),
+        2 * sizeof(rr_accf)), pair, 2 * sizeof(rr_accf));
 }
-/* the same into an f16 seed image (kept as f16) */
-RR_FI void rr_stage_c16(rr_u16 *cs, int m, int lane, int m0, int n0, int reg, rr_u32 v)
+/* the same into an f16 seed image (kept as f16): the register itself, one 4-byte store */
+RR_FI void rr_stage_c16(rr_u16 *cs, int lane, int m0, int n0, int reg, rr_u32 v)
 {
-    for (int e = 0; e < 2; ++e) {
-        const int i = 2 * reg + e;
-        cs[(n0 + rr_d_col(lane, i)) * m + m0 + rr_d_row(lane, i)] = (rr_u16)(v >> (16 * e));
-    }
+    __builtin_memcpy(__builtin_assume_aligned(
+        cs + (m0 + rr_d_row(lane, 2 * reg)) * 16 + n0 + rr_d_col(lane, 2 * reg), 4), &v, 4);
 }
 /* the block's D image -> one NVIDIA D (f16x2) register of tile (m0, n0 of the block) */
 RR_FI rr_u32 rr_read_d(const rr_u16 *dimg, int lane, int m0, int n0, int reg)
@@ -587,13 +593,13 @@ def render_wmma_body(plan: BodyPlan, lang: str) -> str:
         out.append(f"    rr_u8 *bimg = {bimg}[tid >> 5];")
     out.append(f"    {ctype} *cs = {csimg}[tid >> 5];")
     if slots:
-        out += ["    /* D straight into the return slots: where this lane's accumulator 0 goes "
+        out += ["    /* D straight into the return slots: where this lane's accumulators 0 and 1 go "
                 "(NVIDIA lane",
-                "     * (lane & 7) >> 1 of the warp, its D register lane >> 4 of n8 half "
-                "(lane >> 3) & 1, f16 half lane & 1) */",
-                f"    const rr_u32 dslot = {scratch} + ((tid & ~31u) + (rr_u32)((lane & 7) >> 1))"
-                f" * {p.stride}u + (rr_u32)(((lane >> 3) & 1) * {slots.dn} + (lane >> 4) * "
-                f"{slots.dr} + 2 * (lane & 1));"]
+                "     * 4 (lane & 7) of the warp, its D register (lane >> 3) & 1 of n8 half "
+                "lane >> 4) */",
+                f"    const rr_u32 dslot = {scratch} + ((tid & ~31u) + 4u * (rr_u32)(lane & 7))"
+                f" * {p.stride}u + (rr_u32)((lane >> 4) * {slots.dn} + ((lane >> 3) & 1) * "
+                f"{slots.dr});"]
     else:
         out.append("    rr_u16 *dimg = (rr_u16 *)cs;   /* the D image, over the seed image */")
     used = {c for s in p.steps for c in s.c}
@@ -655,13 +661,13 @@ def block_lines(p: BodyPlan, prog: WmmaProgram, lda: str, read) -> list:
         for name, k0, nl, j in blk.b_stage:
             out.append(f"    rr_stage_b_w(bimg, {lda}, lane, {k0}, {nl}, {j}, {name});")
         for name, m0, nl, j in blk.c_stage:
-            out.append(f"    rr_stage_c{sfx}(cs, {blk.c_rows}, lane, {m0}, {nl}, {j}, {name});"
+            out.append(f"    rr_stage_c{sfx}(cs, lane, {m0}, {nl}, {j}, {name});"
                        + ("   /* every row block of these columns */" if blk.c_rows == 8
                           and p.m > 8 else ""))
 
         def seeds(m0, blk=blk):
             return (f"rr_wmma_load_c{sfx}{'_' if sfx else ''}8(cs, lane)" if blk.c_rows == 8
-                    else f"rr_wmma_load_c{sfx}(cs, {p.m}, lane, {m0})")
+                    else f"rr_wmma_load_c{sfx}(cs, lane, {m0})")
         out.append("    rr_syncwarp();")
         if direct:
             for kb in range(2 * ks):
@@ -677,7 +683,7 @@ def block_lines(p: BodyPlan, prog: WmmaProgram, lda: str, read) -> list:
             for m0 in range(0, p.m, 16):
                 regs = sorted(p.rets[i].reg for i, r0, _, _ in blk.reads if r0 == m0)
                 out.append(f"    rr_wmma_store_d_slots(dslot + {slots.base[(m0, blk.n0)]}u, "
-                           f"{4 * p.stride}u, rr_wmma_tile(img, {lda}, bop, "
+                           f"{p.stride}u, rr_wmma_tile(img, {lda}, bop, "
                            f"{seeds(m0)}, lane, {m0}, {ks}));   "
                            f"/* {', '.join(regs)} */")
             continue

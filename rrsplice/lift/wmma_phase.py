@@ -6,7 +6,7 @@ fallback (rr_mma.h's `rr_mma_e4m3_f16`), which costs cross-lane permutes per mma
 `v_wmma` at all. Here each GEMM phase becomes the WMMA program of a single-phase body
 (rrsplice.body.wmma: its pairing of n8 mma into 16x16 tiles, its operand loads in the
 RDNA4 layout, B straight from the weight image where the region loads B itself
-(rrsplice.body.wmma_b), C seeds widened to f32 in a column-major image, D back through an
+(rrsplice.body.wmma_b), C seeds widened to f32 in a row-major image, D back through an
 f16 image in the NVIDIA D layout), emitted once, at the phase's last mma:
 
 * A: every A fragment register of the phase, as the lifted epilogue left it, is written
