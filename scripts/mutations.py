@@ -74,6 +74,9 @@ TESTS = [
     ("rrsplice/analysis/regions.py", (T + "test_region_analysis.py", T + "test_bites_check.py",
                              T + "test_bites_outline.py", T + "test_loop_exits.py",
                              T + "test_outline.py")),
+    ("rrsplice/lift/lanes.py", (T + "test_lift_shfl.py",)),
+    ("rrsplice/lift/header.py", (T + "test_lift_shfl.py", T + "test_lift_helpers.py",
+                                 T + "test_lift_hip_inline.py")),
     ("rrsplice/outline/", (T + "test_region_analysis.py", T + "test_bites_outline.py",
                            T + "test_bites_outline_paths.py",
                            T + "test_outline_oracle.py", T + "test_outline.py",
@@ -878,5 +881,37 @@ BLIND = [
     Mut(I, "isa-atom-read", 'atom         sync              D U*     atomic',
         'atom         sync              D U*     read', "atom's memory effect a read",
         blind=True),
+]
+# ------------------------------------------------------------------ gfx12 data paths
+LN, LH, BW = "rrsplice/lift/lanes.py", "rrsplice/lift/header.py", "rrsplice/body/wmma.py"
+WMMA_TESTS = (T + "test_body_wmma.py", T + "test_lift_wmma.py",
+              "-kevery_phase and swin_tiny_sm89 or tiny_wmma_body_matches or slots")
+MUTATIONS += [
+    Mut(LN, "lanes-segment-mask-ignored", "c_bits & 0x1F1F != FULL_WARP_C",
+        "c_bits & 0x1F != FULL_WARP_C", "a shuffle with a segment mask taken as a butterfly"),
+    Mut(LN, "lanes-clamp-ignored", "c_bits & 0x1F1F != FULL_WARP_C",
+        "c_bits & 0x1F00 != 0", "a shuffle with a clamp below 31 taken as a butterfly"),
+    Mut(LN, "lanes-mixed-writes", "k = ks.pop() if len(ks) == 1 else None",
+        "k = max((x for x in ks if x is not None), default=None)",
+        "a register with another write besides the xor taken as laneid ^ K"),
+    Mut(LN, "lanes-guarded-xor", 'if st.guard is not None or st.view.base != "xor"',
+        'if st.view.base != "xor"', "a guarded xor taken as every lane's laneid ^ K"),
+    Mut(LH, "lanexor-permlanex16-identity", "fields = [p ^ (k & 15) for p in range(16)]",
+        "fields = list(range(16))", "v_permlanex16 selectors without the low bits of K"),
+    Mut(LH, "lanexor-row-xmask-leaves-row",
+        "return rr_lift_lane(v, (l & ~15) | ((l & 15) ^ k));",
+        "return rr_lift_lane(v, (l & 15) ^ k);", "row_xmask emulated across rows"),
+    Mut(LH, "pack-b16-halves-swapped", "const rr_u16x2 v = {lo, hi};",
+        "const rr_u16x2 v = {hi, lo};", "mov.b32 {lo, hi} packed high half first"),
+    Mut(BW, "wmma-slot-halves-swapped",
+        "(rr_u32)rr_acc_to_f16(d[2 * t])\n                         | (rr_u32)rr_acc_to_f16(d[2 * t + 1]) << 16",
+        "(rr_u32)rr_acc_to_f16(d[2 * t + 1])\n                         | (rr_u32)rr_acc_to_f16(d[2 * t]) << 16",
+        "D pairs stored into the return slots with their halves swapped", tests=WMMA_TESTS),
+    Mut(BW, "wmma-operands-untransposed", "acc = rr_wmma_fp8(b0, a0, acc, lane);",
+        "acc = rr_wmma_fp8(a0, b0, acc, lane);",
+        "the first k16 WMMA of a step not transposed", tests=WMMA_TESTS),
+    Mut(BW, "wmma-seed-row-unmasked", "return rr_wmma_widen_c16(cs + ((@C_COL@) & 7) * 16 + @C_ROW@);",
+        "return rr_wmma_widen_c16(cs + (@C_COL@) * 16 + @C_ROW@);",
+        "an eight-row f16 seed image read past its eighth row", tests=WMMA_TESTS),
 ]
 MUTATIONS += BLIND

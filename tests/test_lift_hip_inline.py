@@ -92,7 +92,7 @@ def _compile_hip(tmp_path: Path, ptx: str, name: str) -> list:
 
 def test_butterflies_are_lane_moves_not_lds_permutes(tmp_path: Path):
     """Every warp-wide butterfly of tests/test_lift_shfl.py is one DPP row_xmask move (K <
-    16) or one v_permlanex16 (K >= 16); only the four look-alikes go through ds_bpermute."""
+    16) or one v_permlanex16 (K >= 16); only the look-alikes go through ds_bpermute."""
     from test_lift_shfl import _XOR_CASES, _xor_ptx
     ops = _compile_hip(tmp_path, _xor_ptx(), "bfx")
     masks = {int(m) for op, rest in ops if op == "v_mov_b32_dpp"
@@ -133,3 +133,37 @@ def test_conversions_pass_one_register_and_pack_without_masks(tmp_path: Path):
     assert ops.count("v_perm_b32") == 1, ops
     assert ops.count("v_pack_b32_f16") == 1, ops
     assert not {"v_and_b32_e32", "v_lshl_or_b32", "v_or_b32_e32", "v_lshlrev_b32_e32"} & set(ops), ops
+
+
+def test_packs_and_conversions_compute_the_isa_values_on_the_host(tmp_path: Path):
+    """The same function run on the host warp (the host build runs the C of the HIP path
+    for the b16 pack): e4m3x2 of a, relu e4m3x2 of b, packed low then high, and
+    cvt.rn.f16x2.f32 of (a, that word) as f32, against references written from the ISA."""
+    import numpy as np
+    from test_lift_helpers import _ref_e4m3
+    from warp_harness import Body, build
+
+    from rrsplice.lift import names
+    fn = next(iter(parse(PACKS.encode(), filename="packs.ptx").functions))
+    lifted = lift_function(fn, "packs.ptx")
+    (tmp_path / "rr_lift.h").write_text(header_text(lifted.rows))
+    (tmp_path / "body.cu").write_text('#include "rr_lift.h"\n' + (lifted.ret_struct or "")
+                                      + "\n" + lifted.text)
+    rng = np.random.default_rng(7)
+    # a: two finite f16 halves whose f32 reading is finite too (exponent field below 0xff)
+    lanes = [(int(rng.integers(0, 0x7B00)) | int(rng.integers(0, 0x7B00)) << 16
+              | (0x80000000 if i & 1 else 0), int(rng.integers(0, 2 ** 32)) & 0xFBFFFBFF)
+             for i in range(32)]
+
+    def want(a: int, b: int) -> int:
+        e = lambda h, relu: _ref_e4m3(h, relu)  # noqa: E731
+        r3 = (e(a & 0xFFFF, False) | e(a >> 16, False) << 8
+              | (e(b & 0xFFFF, True) | e(b >> 16, True) << 8) << 16)
+        f16 = lambda bits: int(np.array([bits], np.uint32).view(np.float32)  # noqa: E731
+                               .astype(np.float16).view(np.uint16)[0])
+        return (f16(r3) | f16(a) << 16) ^ r3
+    with build([Body(tmp_path / "body.cu", names.callee("packs"), ["u32", "u32"], "lift")],
+               tmp_path / "harness", opt="-O1") as h:
+        h.call(0, (32, 1, 1), [list(x) for x in lanes], bytes(h.shared_bytes))
+        got = [int.from_bytes(r, "little") for r in h.returns]
+    assert got == [want(a, b) for a, b in lanes]

@@ -129,7 +129,8 @@ def test_portable_shfl_follows_the_isa(tmp_path: Path):
 _XOR_CASES = ([("bfly", k, 0x1F, "xor") for k in range(32)]
               + [("idx", f"x{k}", 0x1F, "xor") for k in range(32)]
               + [("idx", "x8", 0x181F, "general"),      # a segment mask: j stays in the segment
-                 ("bfly", 3, 0x1F07, "general"),        # a clamp below 31
+                 ("bfly", 3, 0x07, "general"),          # a clamp below 31
+                 ("bfly", 3, 0x1F07, "general"),        # every lane its own segment
                  ("idx", "guarded", 0x1F, "general"),   # laneid ^ 5 on odd lanes only
                  ("idx", "rewritten", 0x1F, "general")])  # laneid ^ 3, then + 1
 
@@ -147,7 +148,7 @@ def _xor_ptx() -> str:
         src = f"%{b}" if isinstance(b, str) else str(b)
         lines += [f"shfl.sync.{mode}.b32 %s{i}, %r1, {src}, {c:#x}, -1;",
                   f"cvt.u16.u32 %h{i}, %s{i};", f"st.param.b8 [out+{i}], %h{i};"]
-    regs = (".reg .b32 %r<4>;\n.reg .b32 %x<32>;\n.reg .b32 %s<72>;\n.reg .b16 %h<72>;\n"
+    regs = (".reg .b32 %r<4>;\n.reg .b32 %x<32>;\n.reg .b32 %s<80>;\n.reg .b16 %h<80>;\n"
             ".reg .b32 %guarded, %rewritten;\n.reg .pred %p<2>;")
     body = textwrap.indent(regs + "\n" + "\n".join(lines) + "\nret;", "    ")
     return HEAD + (f".visible .func (.param .align 4 .b8 out[{len(_XOR_CASES)}]) bfx()\n"

@@ -683,18 +683,19 @@ RR_LIFT_FI rr_u32 rr_v_perm(rr_u32 s0, rr_u32 s1, rr_u32 sel)
     return r;
 }
 #endif
-/* mov.b32 d, {lo, hi} of two b16 registers. HIP: a two-element vector, which gfx12 builds
- * with one v_perm_b32 of the halves' low bytes, where a shift and an or also need a mask of
- * a half whose upper bits the compiler cannot see are clear (a value a call returned) */
-#if defined(RR_LIFT_HIP)
+/* mov.b32 d, {lo, hi} of two b16 registers. HIP and the host: a two-element vector, which
+ * gfx12 builds with one v_perm_b32 of the halves' low bytes, where a shift and an or also
+ * need a mask of a half whose upper bits the compiler cannot see are clear (a value a call
+ * returned); the host runs the same C */
+#if defined(RR_LIFT_CUDA)
+#  define rr_pack_b16x2(lo, hi) ((rr_u32)(rr_u16)(lo) | ((rr_u32)(rr_u16)(hi) << 16))
+#else
 typedef rr_u16 rr_u16x2 __attribute__((vector_size(4)));
 RR_LIFT_FI rr_u32 rr_pack_b16x2(rr_u16 lo, rr_u16 hi)
 {
     const rr_u16x2 v = {lo, hi};
     return __builtin_bit_cast(rr_u32, v);
 }
-#else
-#  define rr_pack_b16x2(lo, hi) ((rr_u32)(rr_u16)(lo) | ((rr_u32)(rr_u16)(hi) << 16))
 #endif
 /* prmt (default mode): byte i of the result is byte c[4i+2:4i] of {b, a}, its sign
  * replicated when c[4i+3] is set (PTX ISA 9.7.9.7). One v_perm_b32 (ZLUDA: prmt_b32):
