@@ -190,10 +190,11 @@ _F = [
          f"{EMIT}: emit_cvt_float_to_packed_float"),
     _row("cvt.rn.satfinite.e4m3x2.f16x2", "u16", "u32",
          "return (rr_u16)rr_f16x2_to_e4m3x2(a);",
-         f"{IMPL}: cvt_float_to_fp8 (satfinite e4m3, __HIP_SATFINITE)"),
+         f"{IMPL}: no .f16x2 source form; PTX's conversion, which cvt_float_to_fp8 "
+         "(satfinite e4m3) matches on finite values"),
     _row("cvt.rn.satfinite.relu.e4m3x2.f16x2", "u16", "u32",
          "return (rr_u16)rr_f16x2_to_e4m3x2_relu(a);",
-         f"{IMPL}: cvt_float_to_fp8 (satfinite e4m3), relu as in the PTX ISA"),
+         f"{IMPL}: no .f16x2 source form; PTX's conversion with relu"),
     _row("cvt.rn.satfinite.e4m3x2.f32", "u16", "f32 f32",
          "return (rr_u16)(rr_f16_to_e4m3(rr_f32_to_f16_odd(b), 0) | "
          "(rr_f16_to_e4m3(rr_f32_to_f16_odd(a), 0) << 8));",
