@@ -52,42 +52,35 @@ def _function_asm(asm: str, name: str) -> str:
     return asm[at:asm.index("\n.Lfunc_end", at)]
 
 
-def test_prmt_and_min_max_are_inline_instructions(tmp_path: Path):
-    require_clang19()
-    clang, llc = shutil.which("clang-19"), shutil.which("llc-19")
-    fn = next(iter(parse(PTX.encode(), filename="mix.ptx").functions))
-    lifted = lift_function(fn, "mix.ptx")
-    (tmp_path / "rr_lift.h").write_text(header_text(lifted.rows))
-    (tmp_path / "body.hip").write_text('#include "rr_lift.h"\n' + (lifted.ret_struct or "")
-                                       + "\n" + lifted.text)
-    for cmd in ([clang, *HIP, "body.hip", "-o", "body.bc"], [llc, *LLC, "body.bc", "-o", "body.s"]):
-        subprocess.run(cmd, cwd=tmp_path, check=True, capture_output=True, text=True)
-    asm = (tmp_path / "body.s").read_text()
-    names = re.findall(r"^([A-Za-z_][\w.]*):", asm, re.M)
-    caller = next(n for n in names if "mix" in n)
-    body = _function_asm(asm, caller)
-    ops = re.findall(r"^\s+([sv]_\w+)", body, re.M)
-    assert ops.count("v_perm_b32") == 3, ops
-    assert ops.count("s_swappc_b64") == 1, ops         # the register selector's prmt only
-    assert "v_pk_max_num_f16" in ops and "v_pk_min_num_f16" in ops, ops
-    # llc may fuse the f32 max and min into one v_maxmin_num_f32
-    assert any(re.match(r"v_(max|min|maxmin|minmax)_num_f32", o) for o in ops), ops
-
-
-def _compile_hip(tmp_path: Path, ptx: str, name: str) -> list:
-    """the mnemonics of the lifted function `name`, compiled for gfx1201"""
-    require_clang19()
-    clang, llc = shutil.which("clang-19"), shutil.which("llc-19")
+def _write_lifted(tmp_path: Path, ptx: str, name: str, source: str) -> None:
+    """lift function `name` of `ptx` into tmp_path/source, beside its rr_lift.h"""
     fn = next(iter(parse(ptx.encode(), filename=f"{name}.ptx").functions))
     lifted = lift_function(fn, f"{name}.ptx")
     (tmp_path / "rr_lift.h").write_text(header_text(lifted.rows))
-    (tmp_path / "body.hip").write_text('#include "rr_lift.h"\n' + (lifted.ret_struct or "")
-                                       + "\n" + lifted.text)
+    (tmp_path / source).write_text('#include "rr_lift.h"\n' + (lifted.ret_struct or "")
+                                   + "\n" + lifted.text)
+
+
+def _compile_hip(tmp_path: Path, ptx: str, name: str) -> list:
+    """(mnemonic, operands) of each instruction of the lifted function `name`, compiled
+    for gfx1201"""
+    require_clang19()
+    clang, llc = shutil.which("clang-19"), shutil.which("llc-19")
+    _write_lifted(tmp_path, ptx, name, "body.hip")
     for cmd in ([clang, *HIP, "body.hip", "-o", "body.bc"], [llc, *LLC, "body.bc", "-o", "body.s"]):
         subprocess.run(cmd, cwd=tmp_path, check=True, capture_output=True, text=True)
     asm = (tmp_path / "body.s").read_text()
     caller = next(n for n in re.findall(r"^([A-Za-z_][\w.]*):", asm, re.M) if name in n)
     return re.findall(r"^\s+([sv]_\w+|ds_\w+)(.*)$", _function_asm(asm, caller), re.M)
+
+
+def test_prmt_and_min_max_are_inline_instructions(tmp_path: Path):
+    ops = [op for op, _ in _compile_hip(tmp_path, PTX, "mix")]
+    assert ops.count("v_perm_b32") == 3, ops
+    assert ops.count("s_swappc_b64") == 1, ops         # the register selector's prmt only
+    assert "v_pk_max_num_f16" in ops and "v_pk_min_num_f16" in ops, ops
+    # llc may fuse the f32 max and min into one v_maxmin_num_f32
+    assert any(re.match(r"v_(max|min|maxmin|minmax)_num_f32", o) for o in ops), ops
 
 
 def test_butterflies_are_lane_moves_not_lds_permutes(tmp_path: Path):
@@ -144,11 +137,7 @@ def test_packs_and_conversions_compute_the_isa_values_on_the_host(tmp_path: Path
     from warp_harness import Body, build
 
     from rrsplice.lift import names
-    fn = next(iter(parse(PACKS.encode(), filename="packs.ptx").functions))
-    lifted = lift_function(fn, "packs.ptx")
-    (tmp_path / "rr_lift.h").write_text(header_text(lifted.rows))
-    (tmp_path / "body.cu").write_text('#include "rr_lift.h"\n' + (lifted.ret_struct or "")
-                                      + "\n" + lifted.text)
+    _write_lifted(tmp_path, PACKS, "packs", "body.cu")
     rng = np.random.default_rng(7)
     # a: two finite f16 halves whose f32 reading is finite too (exponent field below 0xff)
     lanes = [(int(rng.integers(0, 0x7B00)) | int(rng.integers(0, 0x7B00)) << 16

@@ -98,13 +98,18 @@ def _cases() -> list:
     return out
 
 
+def _write_body(tmp_path: Path, lifted) -> None:
+    """the lifted function as body.cu, beside its rr_lift.h"""
+    (tmp_path / "body.cu").write_text('#include "rr_lift.h"\n' + (lifted.ret_struct or "")
+                                      + "\n" + lifted.text)
+    (tmp_path / "rr_lift.h").write_text(header_text(lifted.rows))
+
+
 @pytest.mark.slow
 def test_portable_shfl_follows_the_isa(tmp_path: Path):
     fn = next(iter(parse(PTX.encode(), filename="shf.ptx").functions))
     lifted = lift_function(fn, "shf.ptx")
-    (tmp_path / "body.cu").write_text('#include "rr_lift.h"\n' + (lifted.ret_struct or "")
-                                      + "\n" + lifted.text)
-    (tmp_path / "rr_lift.h").write_text(header_text(lifted.rows))
+    _write_body(tmp_path, lifted)
     cases = _cases()
     # the cases tell the bounds apart: in range and out of range both occur for every mode
     for k, mode in enumerate(("up", "down", "bfly", "idx")):
@@ -189,9 +194,7 @@ def test_lane_moves_follow_the_isa_for_every_distance(tmp_path: Path):
     """The HIP path's lane maps (DPP row_xmask, v_permlanex16 with the generated selectors),
     emulated on the host as the RDNA4 ISA defines them, give what shfl.sync gives."""
     lifted = lifted_butterflies()
-    (tmp_path / "body.cu").write_text('#include "rr_lift.h"\n' + (lifted.ret_struct or "")
-                                      + "\n" + lifted.text)
-    (tmp_path / "rr_lift.h").write_text(header_text(lifted.rows))
+    _write_body(tmp_path, lifted)
     with build([Body(tmp_path / "body.cu", names.callee("bfx"), [], "lift")],
                tmp_path / "harness", opt="-O1") as h:
         h.call(0, (32, 1, 1), [[]] * 32, bytes(h.shared_bytes))
