@@ -17,8 +17,8 @@ row-major), load the block's B operands once, run every (row tile, k step) of th
 and read the block's final D back in the NVIDIA D layout through a row-major f16 image. The
 WMMAs compute each tile transposed (B's operand in the A position): a lane's accumulators
 are then one row's eight consecutive columns, so seeds and D move as one vector per lane
-and an NVIDIA C register (two adjacent columns of one row) as one word. Where the region loads B itself from the
-weight image, the B operands are read from there in the WMMA layout instead
+and an NVIDIA C register (two adjacent columns of one row) as one word. Where the region
+loads B itself from the weight image, the B operands are read from there in the WMMA layout instead
 (rrsplice.body.wmma_b), and nothing of B is staged. A phase this program cannot express (a
 chain that is not one (m, n) tile walked in k order, B fed from an earlier D, N not a
 multiple of 16, an intermediate D returned) is a BodyError that says so; `--mma scalar`

@@ -44,6 +44,11 @@ def _ret_struct(fn) -> tuple:
                    f"   /* {p} */"), p.name
 
 
+def _has_shfl(fn) -> bool:
+    """whether any statement is a shfl (only then are lane-index registers worth finding)"""
+    return any(not st.is_label and st.view.base == "shfl" for st in fn.statements)
+
+
 def lift_function(fn, path: str, sections: dict | None = None, mma_hook=None,
                   module=None, extra_top: tuple = (), locate=None, on_defs=None,
                   flush_mode: bool = False) -> Lifted:
@@ -69,7 +74,7 @@ def lift_function(fn, path: str, sections: dict | None = None, mma_hook=None,
                   module=module or fn.module, mma_hook=mma_hook, locate=locate,
                   never_subnormal=safe, flush_by_mode=by_mode,
                   constants=constant_registers(fn) if by_mode else {},
-                  lane_xor=lane_xor_registers(fn))
+                  lane_xor=lane_xor_registers(fn) if _has_shfl(fn) else {})
     for st in fn.statements:
         if not st.is_label and st.view.targets:
             ctx.targets.update(st.view.targets)
